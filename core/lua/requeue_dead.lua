@@ -1,0 +1,13 @@
+-- requeue_dead: return a dead job to pending. attempts is kept so the next
+-- token stays monotonic; last_error is cleared.
+-- KEYS[1] dead  KEYS[2] row  KEYS[3] pending
+-- ARGV[1] id
+-- Answer: 'ok' | 'notdead'.
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) == false or redis.call('EXISTS', KEYS[2]) == 0 then
+  return 'notdead'
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], 'state', 'pending')
+redis.call('HDEL', KEYS[2], 'last_error')
+redis.call('ZADD', KEYS[3], 0, ARGV[1])
+return 'ok'

@@ -1,0 +1,178 @@
+//! A blocking facade over [`crate::Client`] for callers without an async
+//! runtime (the C ABI, Python's sync API). Every call runs on the process's
+//! one runtime; do not call it from inside a tokio runtime.
+
+use crate::error::Result;
+use crate::fence::BundleMismatch;
+use crate::options::ConnectOptions;
+use crate::runtime::runtime;
+use crate::types::*;
+use crate::BrandedId;
+
+/// The blocking client. Cheap to clone, `Send + Sync`.
+#[derive(Clone, Debug)]
+pub struct Client {
+    inner: crate::Client,
+}
+
+fn wait<F: std::future::Future>(fut: F) -> F::Output {
+    runtime().block_on(fut)
+}
+
+impl Client {
+    pub fn connect(url: &str, options: ConnectOptions) -> Result<Client> {
+        let inner = wait(crate::Client::connect(url, options))?;
+        Ok(Client { inner })
+    }
+
+    /// The async client underneath (shares the connection).
+    pub fn as_async(&self) -> &crate::Client {
+        &self.inner
+    }
+
+    pub fn from_async(inner: crate::Client) -> Client {
+        Client { inner }
+    }
+
+    pub fn node_id(&self) -> u16 {
+        self.inner.node_id()
+    }
+
+    pub fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
+        self.inner.bundle_mismatches()
+    }
+
+    pub fn close(&self) {
+        self.inner.close()
+    }
+
+    pub fn enqueue(&self, queue: &str, payload: impl AsRef<[u8]>) -> Result<Enqueued> {
+        wait(self.inner.enqueue(queue, payload))
+    }
+
+    pub fn enqueue_with_id(
+        &self,
+        queue: &str,
+        id: &str,
+        payload: impl AsRef<[u8]>,
+    ) -> Result<Enqueued> {
+        wait(self.inner.enqueue_with_id(queue, id, payload))
+    }
+
+    pub fn enqueue_at(
+        &self,
+        queue: &str,
+        payload: impl AsRef<[u8]>,
+        run_at_ms: u64,
+    ) -> Result<Enqueued> {
+        wait(self.inner.enqueue_at(queue, payload, run_at_ms))
+    }
+
+    pub fn enqueue_in(
+        &self,
+        queue: &str,
+        payload: impl AsRef<[u8]>,
+        delay_ms: u64,
+    ) -> Result<Enqueued> {
+        wait(self.inner.enqueue_in(queue, payload, delay_ms))
+    }
+
+    pub fn enqueue_many<P: AsRef<[u8]>>(
+        &self,
+        queue: &str,
+        payloads: &[P],
+    ) -> Result<Vec<Result<Enqueued>>> {
+        wait(self.inner.enqueue_many(queue, payloads))
+    }
+
+    pub fn claim(&self, queue: &str, lease_ms: u64) -> Result<Option<Job>> {
+        wait(self.inner.claim(queue, lease_ms))
+    }
+
+    pub fn claim_many(&self, queue: &str, max: u64, lease_ms: u64) -> Result<Vec<Job>> {
+        wait(self.inner.claim_many(queue, max, lease_ms))
+    }
+
+    pub fn complete(&self, queue: &str, id: &str, token: u64) -> Result<()> {
+        wait(self.inner.complete(queue, id, token))
+    }
+
+    pub fn complete_many(&self, queue: &str, jobs: &[(&str, u64)]) -> Result<Vec<Result<()>>> {
+        wait(self.inner.complete_many(queue, jobs))
+    }
+
+    pub fn retry(
+        &self,
+        queue: &str,
+        id: &str,
+        token: u64,
+        delay_ms: u64,
+        max_attempts: u64,
+        error: &str,
+    ) -> Result<RetryOutcome> {
+        wait(
+            self.inner
+                .retry(queue, id, token, delay_ms, max_attempts, error),
+        )
+    }
+
+    pub fn extend(&self, queue: &str, id: &str, token: u64, lease_ms: u64) -> Result<()> {
+        wait(self.inner.extend(queue, id, token, lease_ms))
+    }
+
+    pub fn extend_many(
+        &self,
+        queue: &str,
+        jobs: &[(&str, u64)],
+        lease_ms: u64,
+    ) -> Result<Vec<Result<()>>> {
+        wait(self.inner.extend_many(queue, jobs, lease_ms))
+    }
+
+    pub fn promote(&self, queue: &str, limit: u64) -> Result<u64> {
+        wait(self.inner.promote(queue, limit))
+    }
+
+    pub fn reap(&self, queue: &str, limit: u64) -> Result<u64> {
+        wait(self.inner.reap(queue, limit))
+    }
+
+    pub fn counts(&self, queue: &str) -> Result<Counts> {
+        wait(self.inner.counts(queue))
+    }
+
+    pub fn job(&self, queue: &str, id: &str) -> Result<Option<JobInfo>> {
+        wait(self.inner.job(queue, id))
+    }
+
+    pub fn browse(
+        &self,
+        queue: &str,
+        set: BrowseSet,
+        newest_first: bool,
+        limit: u64,
+        range: Option<TimeRange>,
+    ) -> Result<Vec<BrandedId>> {
+        wait(self.inner.browse(queue, set, newest_first, limit, range))
+    }
+
+    pub fn pause(&self, queue: &str) -> Result<()> {
+        wait(self.inner.pause(queue))
+    }
+
+    pub fn resume(&self, queue: &str) -> Result<()> {
+        wait(self.inner.resume(queue))
+    }
+
+    pub fn is_paused(&self, queue: &str) -> Result<bool> {
+        wait(self.inner.is_paused(queue))
+    }
+
+    pub fn requeue_dead(&self, queue: &str, id: &str) -> Result<()> {
+        wait(self.inner.requeue_dead(queue, id))
+    }
+
+    pub fn remove(&self, queue: &str, id: &str) -> Result<()> {
+        wait(self.inner.remove(queue, id))
+    }
+}

@@ -1,0 +1,677 @@
+//! The async client: every verb of docs/API.md, once. Arguments are checked
+//! here, before the wire, so bad input never half-writes anything.
+
+use std::sync::Arc;
+
+use redis::Value;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::fence::BundleMismatch;
+use crate::id::{self, BrandedId};
+use crate::keys::QueueKeys;
+use crate::options::ConnectOptions;
+use crate::scripts;
+use crate::transport::Transport;
+use crate::types::*;
+
+/// How many times `enqueue` re-mints when a freshly minted id already exists
+/// (only possible when two processes share a node id).
+const MINT_ATTEMPTS: usize = 8;
+
+/// A connection to one EchoMQ deployment. Cheap to clone; all clones share one
+/// multiplexed connection, so concurrent calls pipeline automatically.
+#[derive(Clone)]
+pub struct Client {
+    transport: Arc<Transport>,
+    node_id: u16,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("node_id", &self.node_id)
+            .finish_non_exhaustive()
+    }
+}
+
+fn check_positive(name: &str, value: u64) -> Result<()> {
+    if value == 0 {
+        return Err(Error::invalid_argument(format!(
+            "{name} must be greater than zero"
+        )));
+    }
+    Ok(())
+}
+
+fn as_string(v: Value) -> Result<String> {
+    Ok(redis::from_redis_value(v)?)
+}
+
+fn as_u64(v: Value) -> Result<u64> {
+    Ok(redis::from_redis_value(v)?)
+}
+
+impl Client {
+    /// Connect to `redis://`, `rediss://` or `redis+unix://` and fence before
+    /// anything else is sent.
+    pub async fn connect(url: &str, options: ConnectOptions) -> Result<Client> {
+        let node_id = match options.node_id {
+            Some(n) => id::check_node_id(n)?,
+            None => id::default_node_id(),
+        };
+        let transport = Transport::connect(url, options).await?;
+        Ok(Client { transport, node_id })
+    }
+
+    pub fn node_id(&self) -> u16 {
+        self.node_id
+    }
+
+    pub fn options(&self) -> &ConnectOptions {
+        self.transport.options()
+    }
+
+    /// Fields of `{emq}:bundle` that another runtime recorded with different SHAs.
+    pub fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
+        self.transport.bundle_mismatches()
+    }
+
+    /// Close the connection; later calls fail with [`ErrorKind::Closed`].
+    pub fn close(&self) {
+        self.transport.close();
+    }
+
+    fn check_payload(&self, payload: &[u8]) -> Result<()> {
+        let max = self.transport.options().max_payload;
+        if payload.len() > max {
+            return Err(Error::invalid_argument(format!(
+                "payload of {} bytes exceeds the {max}-byte maximum",
+                payload.len()
+            )));
+        }
+        Ok(())
+    }
+
+    // ---- enqueue -------------------------------------------------------
+
+    /// Enqueue with a freshly minted `JOB` id.
+    pub async fn enqueue(&self, queue: &str, payload: impl AsRef<[u8]>) -> Result<Enqueued> {
+        let payload = payload.as_ref();
+        let keys = QueueKeys::new(queue)?;
+        self.check_payload(payload)?;
+        for _ in 0..MINT_ATTEMPTS {
+            let id = id::mint_job_id_with(self.node_id)?;
+            let answer = self.enqueue_script(&keys, &id, payload).await?;
+            if !answer.duplicate {
+                return Ok(answer);
+            }
+        }
+        Err(Error::new(
+            ErrorKind::Server,
+            "every freshly minted id already existed; is EMQ_NODE_ID shared?",
+        ))
+    }
+
+    /// Enqueue under a caller-chosen id (the producer's receipt: retrying with
+    /// the same id answers `duplicate: true` and leaves the row untouched).
+    pub async fn enqueue_with_id(
+        &self,
+        queue: &str,
+        id: &str,
+        payload: impl AsRef<[u8]>,
+    ) -> Result<Enqueued> {
+        let payload = payload.as_ref();
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        self.check_payload(payload)?;
+        self.enqueue_script(&keys, &id, payload).await
+    }
+
+    async fn enqueue_script(
+        &self,
+        keys: &QueueKeys,
+        id: &BrandedId,
+        payload: &[u8],
+    ) -> Result<Enqueued> {
+        let row = keys.job(id);
+        let answer = self
+            .transport
+            .script(
+                &scripts::ENQUEUE,
+                &[&row, &keys.pending],
+                &[id.as_str().as_bytes(), payload],
+            )
+            .await?;
+        Ok(Enqueued {
+            id: *id,
+            duplicate: as_u64(answer)? == 0,
+        })
+    }
+
+    /// Enqueue to run at an absolute unix-ms instant.
+    pub async fn enqueue_at(
+        &self,
+        queue: &str,
+        payload: impl AsRef<[u8]>,
+        run_at_ms: u64,
+    ) -> Result<Enqueued> {
+        self.schedule(queue, payload.as_ref(), "at", run_at_ms)
+            .await
+    }
+
+    /// Enqueue to run `delay_ms` after the server's now.
+    pub async fn enqueue_in(
+        &self,
+        queue: &str,
+        payload: impl AsRef<[u8]>,
+        delay_ms: u64,
+    ) -> Result<Enqueued> {
+        self.schedule(queue, payload.as_ref(), "in", delay_ms).await
+    }
+
+    async fn schedule(&self, queue: &str, payload: &[u8], mode: &str, ms: u64) -> Result<Enqueued> {
+        let keys = QueueKeys::new(queue)?;
+        self.check_payload(payload)?;
+        let ms_text = ms.to_string();
+        for _ in 0..MINT_ATTEMPTS {
+            let id = id::mint_job_id_with(self.node_id)?;
+            let row = keys.job(&id);
+            let answer = self
+                .transport
+                .script(
+                    &scripts::SCHEDULE,
+                    &[&row, &keys.schedule],
+                    &[
+                        id.as_str().as_bytes(),
+                        payload,
+                        mode.as_bytes(),
+                        ms_text.as_bytes(),
+                    ],
+                )
+                .await?;
+            if as_u64(answer)? == 1 {
+                return Ok(Enqueued {
+                    id,
+                    duplicate: false,
+                });
+            }
+        }
+        Err(Error::new(
+            ErrorKind::Server,
+            "every freshly minted id already existed; is EMQ_NODE_ID shared?",
+        ))
+    }
+
+    /// Enqueue many payloads in one pipeline. Every payload is checked before
+    /// anything is sent; the answer has one verdict per payload, in input order.
+    pub async fn enqueue_many<P: AsRef<[u8]>>(
+        &self,
+        queue: &str,
+        payloads: &[P],
+    ) -> Result<Vec<Result<Enqueued>>> {
+        let keys = QueueKeys::new(queue)?;
+        for p in payloads {
+            self.check_payload(p.as_ref())?;
+        }
+        let ids: Vec<BrandedId> = (0..payloads.len())
+            .map(|_| id::mint_job_id_with(self.node_id))
+            .collect::<Result<_>>()?;
+        let calls: Vec<_> = ids
+            .iter()
+            .zip(payloads)
+            .map(|(id, p)| {
+                (
+                    vec![keys.job(id), keys.pending.clone()],
+                    vec![id.as_str().as_bytes().to_vec(), p.as_ref().to_vec()],
+                )
+            })
+            .collect();
+        let answers = self
+            .transport
+            .script_many(&scripts::ENQUEUE, &calls)
+            .await?;
+        let mut out = Vec::with_capacity(ids.len());
+        for ((id, answer), payload) in ids.into_iter().zip(answers).zip(payloads) {
+            out.push(match answer.and_then(as_u64) {
+                // A minted id that already exists is a node-id collision: re-mint.
+                Ok(0) => self.enqueue(queue, payload).await,
+                Ok(_) => Ok(Enqueued {
+                    id,
+                    duplicate: false,
+                }),
+                Err(e) => Err(e),
+            });
+        }
+        Ok(out)
+    }
+
+    // ---- claim and settle ----------------------------------------------
+
+    /// Claim the oldest pending job, leased for `lease_ms`.
+    pub async fn claim(&self, queue: &str, lease_ms: u64) -> Result<Option<Job>> {
+        Ok(self
+            .claim_many(queue, 1, lease_ms)
+            .await?
+            .into_iter()
+            .next())
+    }
+
+    /// Claim up to `max` jobs in one call, all with one lease deadline.
+    pub async fn claim_many(&self, queue: &str, max: u64, lease_ms: u64) -> Result<Vec<Job>> {
+        let keys = QueueKeys::new(queue)?;
+        check_positive("lease_ms", lease_ms)?;
+        check_positive("max", max)?;
+        let answer = self
+            .transport
+            .script(
+                &scripts::CLAIM,
+                &[&keys.pending, &keys.active, &keys.meta],
+                &[
+                    keys.base.as_bytes(),
+                    lease_ms.to_string().as_bytes(),
+                    max.to_string().as_bytes(),
+                ],
+            )
+            .await?;
+        let flat: Vec<Value> = redis::from_redis_value(answer)?;
+        let mut jobs = Vec::with_capacity(flat.len() / 3);
+        let mut it = flat.into_iter();
+        while let (Some(id), Some(payload), Some(token)) = (it.next(), it.next(), it.next()) {
+            jobs.push(Job {
+                id: BrandedId::parse(&as_string(id)?)?,
+                payload: redis::from_redis_value(payload)?,
+                token: as_u64(token)?,
+            });
+        }
+        Ok(jobs)
+    }
+
+    fn complete_call(keys: &QueueKeys, id: &BrandedId, token: u64) -> (Vec<String>, Vec<Vec<u8>>) {
+        (
+            vec![
+                keys.active.clone(),
+                keys.job(id),
+                keys.pending.clone(),
+                keys.completed.clone(),
+            ],
+            vec![
+                id.as_str().as_bytes().to_vec(),
+                token.to_string().into_bytes(),
+            ],
+        )
+    }
+
+    fn complete_verdict(id: &BrandedId, answer: Result<Value>) -> Result<()> {
+        match as_string(answer?)?.as_str() {
+            "ok" => Ok(()),
+            _ => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
+        }
+    }
+
+    /// Settle a held job as done: its row and every set entry are deleted.
+    pub async fn complete(&self, queue: &str, id: &str, token: u64) -> Result<()> {
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        let (k, a) = Self::complete_call(&keys, &id, token);
+        let k: Vec<&str> = k.iter().map(String::as_str).collect();
+        let a: Vec<&[u8]> = a.iter().map(Vec::as_slice).collect();
+        let answer = self.transport.script(&scripts::COMPLETE, &k, &a).await;
+        Self::complete_verdict(&id, answer)
+    }
+
+    /// Complete many held jobs in one round trip; each token is still checked.
+    pub async fn complete_many(
+        &self,
+        queue: &str,
+        jobs: &[(&str, u64)],
+    ) -> Result<Vec<Result<()>>> {
+        let keys = QueueKeys::new(queue)?;
+        let ids: Vec<BrandedId> = jobs
+            .iter()
+            .map(|(id, _)| BrandedId::parse(id))
+            .collect::<Result<_>>()?;
+        let calls: Vec<_> = ids
+            .iter()
+            .zip(jobs)
+            .map(|(id, (_, t))| Self::complete_call(&keys, id, *t))
+            .collect();
+        let answers = self
+            .transport
+            .script_many(&scripts::COMPLETE, &calls)
+            .await?;
+        Ok(ids
+            .iter()
+            .zip(answers)
+            .map(|(id, a)| Self::complete_verdict(id, a))
+            .collect())
+    }
+
+    /// Settle a held job as failed: dead at `max_attempts`, else scheduled
+    /// `delay_ms` from the server's now. `error` becomes `last_error`.
+    pub async fn retry(
+        &self,
+        queue: &str,
+        id: &str,
+        token: u64,
+        delay_ms: u64,
+        max_attempts: u64,
+        error: &str,
+    ) -> Result<RetryOutcome> {
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        check_positive("max_attempts", max_attempts)?;
+        let row = keys.job(&id);
+        let answer = self
+            .transport
+            .script(
+                &scripts::RETRY,
+                &[
+                    &keys.active,
+                    &row,
+                    &keys.pending,
+                    &keys.schedule,
+                    &keys.dead,
+                    &keys.failed,
+                ],
+                &[
+                    id.as_str().as_bytes(),
+                    token.to_string().as_bytes(),
+                    delay_ms.to_string().as_bytes(),
+                    max_attempts.to_string().as_bytes(),
+                    error.as_bytes(),
+                ],
+            )
+            .await?;
+        match as_string(answer)?.as_str() {
+            "dead" => Ok(RetryOutcome::Dead),
+            _ => Ok(RetryOutcome::Scheduled),
+        }
+    }
+
+    fn extend_call(
+        keys: &QueueKeys,
+        id: &BrandedId,
+        token: u64,
+        lease: &str,
+    ) -> (Vec<String>, Vec<Vec<u8>>) {
+        (
+            vec![keys.active.clone(), keys.job(id)],
+            vec![
+                id.as_str().as_bytes().to_vec(),
+                token.to_string().into_bytes(),
+                lease.as_bytes().to_vec(),
+            ],
+        )
+    }
+
+    fn extend_verdict(id: &BrandedId, answer: Result<Value>) -> Result<()> {
+        match as_string(answer?)?.as_str() {
+            "ok" => Ok(()),
+            "lost" => Err(Error::new(
+                ErrorKind::LeaseLost,
+                format!("lease lost: job {id} is no longer active"),
+            )),
+            _ => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
+        }
+    }
+
+    /// Renew a held job's lease to server-now + `lease_ms`.
+    pub async fn extend(&self, queue: &str, id: &str, token: u64, lease_ms: u64) -> Result<()> {
+        self.extend_many(queue, &[(id, token)], lease_ms)
+            .await?
+            .remove(0)
+    }
+
+    /// Renew many leases in one round trip (the worker's heartbeat).
+    pub async fn extend_many(
+        &self,
+        queue: &str,
+        jobs: &[(&str, u64)],
+        lease_ms: u64,
+    ) -> Result<Vec<Result<()>>> {
+        let keys = QueueKeys::new(queue)?;
+        check_positive("lease_ms", lease_ms)?;
+        let ids: Vec<BrandedId> = jobs
+            .iter()
+            .map(|(id, _)| BrandedId::parse(id))
+            .collect::<Result<_>>()?;
+        let lease = lease_ms.to_string();
+        let calls: Vec<_> = ids
+            .iter()
+            .zip(jobs)
+            .map(|(id, (_, t))| Self::extend_call(&keys, id, *t, &lease))
+            .collect();
+        let answers = self.transport.script_many(&scripts::EXTEND, &calls).await?;
+        Ok(ids
+            .iter()
+            .zip(answers)
+            .map(|(id, a)| Self::extend_verdict(id, a))
+            .collect())
+    }
+
+    // ---- pumps ---------------------------------------------------------
+
+    /// Move up to `limit` due scheduled jobs to pending.
+    pub async fn promote(&self, queue: &str, limit: u64) -> Result<u64> {
+        let keys = QueueKeys::new(queue)?;
+        check_positive("limit", limit)?;
+        let answer = self
+            .transport
+            .script(
+                &scripts::PROMOTE,
+                &[&keys.schedule, &keys.pending],
+                &[keys.base.as_bytes(), limit.to_string().as_bytes()],
+            )
+            .await?;
+        as_u64(answer)
+    }
+
+    /// Move up to `limit` jobs whose lease lapsed back to pending.
+    pub async fn reap(&self, queue: &str, limit: u64) -> Result<u64> {
+        let keys = QueueKeys::new(queue)?;
+        check_positive("limit", limit)?;
+        let answer = self
+            .transport
+            .script(
+                &scripts::REAP,
+                &[&keys.active, &keys.pending],
+                &[keys.base.as_bytes(), limit.to_string().as_bytes()],
+            )
+            .await?;
+        as_u64(answer)
+    }
+
+    // ---- inspection and administration -----------------------------------
+
+    /// Sizes of the four sets and the two counters, read in one round trip.
+    pub async fn counts(&self, queue: &str) -> Result<Counts> {
+        let keys = QueueKeys::new(queue)?;
+        let mut pipe = redis::pipe();
+        for key in [&keys.pending, &keys.active, &keys.schedule, &keys.dead] {
+            pipe.cmd("ZCARD").arg(key);
+        }
+        pipe.cmd("HGET").arg(&keys.completed).arg("count");
+        pipe.cmd("HGET").arg(&keys.failed).arg("count");
+        let v = self.transport.pipeline(&pipe).await?;
+        let n = |i: usize| -> Result<u64> {
+            Ok(redis::from_redis_value::<Option<u64>>(v[i].clone())?.unwrap_or(0))
+        };
+        Ok(Counts {
+            pending: n(0)?,
+            active: n(1)?,
+            scheduled: n(2)?,
+            dead: n(3)?,
+            completed: n(4)?,
+            failed: n(5)?,
+        })
+    }
+
+    /// The stored row of a job, or `None` when there is none.
+    pub async fn job(&self, queue: &str, id: &str) -> Result<Option<JobInfo>> {
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        let fields: std::collections::HashMap<String, Vec<u8>> = self
+            .transport
+            .query(redis::cmd("HGETALL").arg(keys.job(&id)))
+            .await?;
+        if fields.is_empty() {
+            return Ok(None);
+        }
+        let text = |name: &str| {
+            fields
+                .get(name)
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+        };
+        Ok(Some(JobInfo {
+            id,
+            state: JobState::parse(&text("state").unwrap_or_default())?,
+            attempts: text("attempts").and_then(|a| a.parse().ok()).unwrap_or(0),
+            payload: fields.get("payload").cloned().unwrap_or_default(),
+            last_error: text("last_error"),
+        }))
+    }
+
+    /// Ids in one set, oldest or newest first, optionally inside a time range:
+    /// mint time for pending/dead (by lex), run-at or deadline for
+    /// schedule/active (by score).
+    pub async fn browse(
+        &self,
+        queue: &str,
+        set: BrowseSet,
+        newest_first: bool,
+        limit: u64,
+        range: Option<TimeRange>,
+    ) -> Result<Vec<BrandedId>> {
+        let keys = QueueKeys::new(queue)?;
+        check_positive("limit", limit)?;
+        if let Some(r) = range {
+            if r.from_ms > r.to_ms {
+                return Err(Error::invalid_argument("range from_ms is after to_ms"));
+            }
+        }
+        let mut cmd;
+        match set {
+            BrowseSet::Pending | BrowseSet::Dead => {
+                let key = if set == BrowseSet::Pending {
+                    &keys.pending
+                } else {
+                    &keys.dead
+                };
+                let (lo, hi) = match range {
+                    Some(r) => (
+                        format!("[{}", id::lex_bound(r.from_ms)),
+                        format!("({}", id::lex_bound(r.to_ms)),
+                    ),
+                    None => ("-".to_string(), "+".to_string()),
+                };
+                if newest_first {
+                    cmd = redis::cmd("ZREVRANGEBYLEX");
+                    cmd.arg(key).arg(hi).arg(lo);
+                } else {
+                    cmd = redis::cmd("ZRANGEBYLEX");
+                    cmd.arg(key).arg(lo).arg(hi);
+                }
+            }
+            BrowseSet::Schedule | BrowseSet::Active => {
+                let key = if set == BrowseSet::Schedule {
+                    &keys.schedule
+                } else {
+                    &keys.active
+                };
+                let (lo, hi) = match range {
+                    Some(r) => (r.from_ms.to_string(), format!("({}", r.to_ms)),
+                    None => ("-inf".to_string(), "+inf".to_string()),
+                };
+                if newest_first {
+                    cmd = redis::cmd("ZREVRANGEBYSCORE");
+                    cmd.arg(key).arg(hi).arg(lo);
+                } else {
+                    cmd = redis::cmd("ZRANGEBYSCORE");
+                    cmd.arg(key).arg(lo).arg(hi);
+                }
+            }
+        }
+        cmd.arg("LIMIT").arg(0).arg(limit);
+        let ids: Vec<String> = self.transport.query(&cmd).await?;
+        ids.iter().map(|s| BrandedId::parse(s)).collect()
+    }
+
+    /// Stop claims on a queue (pending is left intact).
+    pub async fn pause(&self, queue: &str) -> Result<()> {
+        let keys = QueueKeys::new(queue)?;
+        let _: i64 = self
+            .transport
+            .query(redis::cmd("HSET").arg(&keys.meta).arg("paused").arg("1"))
+            .await?;
+        Ok(())
+    }
+
+    /// Let claims resume.
+    pub async fn resume(&self, queue: &str) -> Result<()> {
+        let keys = QueueKeys::new(queue)?;
+        let _: i64 = self
+            .transport
+            .query(redis::cmd("HDEL").arg(&keys.meta).arg("paused"))
+            .await?;
+        Ok(())
+    }
+
+    /// Is the queue paused?
+    pub async fn is_paused(&self, queue: &str) -> Result<bool> {
+        let keys = QueueKeys::new(queue)?;
+        self.transport
+            .query(redis::cmd("HEXISTS").arg(&keys.meta).arg("paused"))
+            .await
+    }
+
+    /// Return a dead job to pending (attempts kept, last_error cleared).
+    pub async fn requeue_dead(&self, queue: &str, id: &str) -> Result<()> {
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        let row = keys.job(&id);
+        let answer = self
+            .transport
+            .script(
+                &scripts::REQUEUE_DEAD,
+                &[&keys.dead, &row, &keys.pending],
+                &[id.as_str().as_bytes()],
+            )
+            .await?;
+        match as_string(answer)?.as_str() {
+            "ok" => Ok(()),
+            _ => Err(Error::new(
+                ErrorKind::NotDead,
+                format!("job {id} is not in dead"),
+            )),
+        }
+    }
+
+    /// Delete a job that is not active, from its row and every set.
+    pub async fn remove(&self, queue: &str, id: &str) -> Result<()> {
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        let row = keys.job(&id);
+        let answer = self
+            .transport
+            .script(
+                &scripts::REMOVE,
+                &[
+                    &row,
+                    &keys.pending,
+                    &keys.schedule,
+                    &keys.dead,
+                    &keys.active,
+                ],
+                &[id.as_str().as_bytes()],
+            )
+            .await?;
+        match as_string(answer)?.as_str() {
+            "ok" => Ok(()),
+            "active" => Err(Error::new(
+                ErrorKind::JobActive,
+                format!("job {id} is active; settle it first"),
+            )),
+            _ => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! One error type for every runtime. Bindings map [`ErrorKind`] to their own
+//! exception classes, error codes or status numbers; they never parse messages.
+
+use std::fmt;
+
+/// The stable kind of an [`Error`]. The numeric value is the C ABI status code
+/// and must never be reused for another meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum ErrorKind {
+    /// `EMQKIND`: the enqueue script refused the id's namespace.
+    Kind = 1,
+    /// `EMQSTALE`: the fencing token no longer matches, or the job is no longer held.
+    Stale = 2,
+    /// The job's row does not exist (completed, removed, or never enqueued).
+    Gone = 3,
+    /// `extend` on a job that is no longer in active (a reaper took it back).
+    LeaseLost = 4,
+    /// `requeue_dead` on a job that is not in the dead set.
+    NotDead = 5,
+    /// `{emq}:version` holds another protocol version; carries the value found.
+    VersionFence = 6,
+    /// Not a valid 14-byte branded id.
+    InvalidId = 7,
+    /// A queue name outside `[A-Za-z0-9._-]{1,128}`, or `emq`.
+    InvalidQueue = 8,
+    /// A bad argument caught before the wire (zero lease, oversized payload, ...).
+    InvalidArgument = 9,
+    /// The connection could not be made or was lost.
+    Connection = 10,
+    /// The server did not answer in time.
+    Timeout = 11,
+    /// An `EMQ*` class word this version does not know.
+    Protocol = 12,
+    /// Any other error reply from the server.
+    Server = 13,
+    /// `remove` on a job that is currently active.
+    JobActive = 14,
+    /// Another runtime deployed different script bytes under the same names
+    /// (an error only with the `strict_bundle` option).
+    BundleMismatch = 15,
+    /// The client (or worker) was closed.
+    Closed = 16,
+}
+
+impl ErrorKind {
+    /// Every kind, in code order (bindings use it to build their tables).
+    pub const ALL: [ErrorKind; 16] = [
+        ErrorKind::Kind,
+        ErrorKind::Stale,
+        ErrorKind::Gone,
+        ErrorKind::LeaseLost,
+        ErrorKind::NotDead,
+        ErrorKind::VersionFence,
+        ErrorKind::InvalidId,
+        ErrorKind::InvalidQueue,
+        ErrorKind::InvalidArgument,
+        ErrorKind::Connection,
+        ErrorKind::Timeout,
+        ErrorKind::Protocol,
+        ErrorKind::Server,
+        ErrorKind::JobActive,
+        ErrorKind::BundleMismatch,
+        ErrorKind::Closed,
+    ];
+
+    /// The stable string code (Node's `err.code`, log lines, docs).
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::Kind => "EMQKIND",
+            ErrorKind::Stale => "EMQSTALE",
+            ErrorKind::Gone => "EMQ_GONE",
+            ErrorKind::LeaseLost => "EMQ_LEASE_LOST",
+            ErrorKind::NotDead => "EMQ_NOT_DEAD",
+            ErrorKind::VersionFence => "EMQ_VERSION_FENCE",
+            ErrorKind::InvalidId => "EMQ_INVALID_ID",
+            ErrorKind::InvalidQueue => "EMQ_INVALID_QUEUE",
+            ErrorKind::InvalidArgument => "EMQ_INVALID_ARGUMENT",
+            ErrorKind::Connection => "EMQ_CONNECTION",
+            ErrorKind::Timeout => "EMQ_TIMEOUT",
+            ErrorKind::Protocol => "EMQ_PROTOCOL",
+            ErrorKind::Server => "EMQ_SERVER",
+            ErrorKind::JobActive => "EMQ_JOB_ACTIVE",
+            ErrorKind::BundleMismatch => "EMQ_BUNDLE_MISMATCH",
+            ErrorKind::Closed => "EMQ_CLOSED",
+        }
+    }
+
+    /// The C status number.
+    pub fn status(self) -> i32 {
+        self as i32
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// An EchoMQ error: a kind, a human message, and the facts some kinds carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    /// The value found in `{emq}:version` (version fence), or the unknown
+    /// class word (protocol).
+    detail: Option<String>,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    pub(crate) fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// For a version fence: the value found in `{emq}:version`.
+    pub fn found(&self) -> Option<&str> {
+        match self.kind {
+            ErrorKind::VersionFence => self.detail.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// For an unknown protocol class: the `EMQ*` word the server sent.
+    pub fn class_word(&self) -> Option<&str> {
+        match self.kind {
+            ErrorKind::Protocol => self.detail.as_deref(),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidArgument, message)
+    }
+
+    pub(crate) fn version_fence(found: &str) -> Self {
+        Error::new(
+            ErrorKind::VersionFence,
+            format!(
+                "version fence: {{emq}}:version holds {found:?}, this client speaks {:?}",
+                crate::PROTOCOL_VERSION
+            ),
+        )
+        .with_detail(found)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.code(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Map a redis-rs error to ours. Script refusals arrive as error replies whose
+/// first word is the wire class (`EMQKIND`, `EMQSTALE`, or an unknown `EMQ*`).
+impl From<redis::RedisError> for Error {
+    fn from(err: redis::RedisError) -> Self {
+        if let Some(code) = err.code() {
+            let detail = err.detail().unwrap_or("").to_string();
+            match code {
+                "EMQKIND" => return Error::new(ErrorKind::Kind, format!("EMQKIND {detail}")),
+                "EMQSTALE" if detail == "job gone" => {
+                    return Error::new(ErrorKind::Gone, "EMQSTALE job gone")
+                }
+                "EMQSTALE" => return Error::new(ErrorKind::Stale, format!("EMQSTALE {detail}")),
+                word if word.starts_with("EMQ") => {
+                    return Error::new(
+                        ErrorKind::Protocol,
+                        format!("unknown protocol class {word}: {detail}"),
+                    )
+                    .with_detail(word)
+                }
+                _ => {}
+            }
+        }
+        if err.is_timeout() {
+            return Error::new(ErrorKind::Timeout, err.to_string());
+        }
+        if err.is_io_error()
+            || err.is_connection_dropped()
+            || err.is_connection_refusal()
+            || err.is_unrecoverable_error()
+        {
+            return Error::new(ErrorKind::Connection, err.to_string());
+        }
+        Error::new(ErrorKind::Server, err.to_string())
+    }
+}
+
+impl From<redis::ParsingError> for Error {
+    fn from(err: redis::ParsingError) -> Self {
+        Error::new(ErrorKind::Server, format!("unexpected reply shape: {err}"))
+    }
+}

@@ -1,0 +1,97 @@
+//! The version fence and the bundle record (PROTOCOL.md §6). Both run on a
+//! fresh connection before it is handed to any caller.
+
+use redis::aio::MultiplexedConnection;
+use redis::AsyncCommands;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::keys::{BUNDLE_KEY, VERSION_KEY};
+use crate::scripts;
+use crate::PROTOCOL_VERSION;
+
+/// GET the version; claim it with SET NX on a fresh keyspace and read it back;
+/// refuse any other value with the typed fence error. Sends nothing else.
+pub(crate) async fn fence(conn: &mut MultiplexedConnection) -> Result<()> {
+    let found: Option<String> = conn.get(VERSION_KEY).await?;
+    let found = match found {
+        Some(v) => v,
+        None => {
+            let _: Option<String> = redis::cmd("SET")
+                .arg(VERSION_KEY)
+                .arg(PROTOCOL_VERSION)
+                .arg("NX")
+                .query_async(conn)
+                .await?;
+            let again: Option<String> = conn.get(VERSION_KEY).await?;
+            again.unwrap_or_default()
+        }
+    };
+    if found == PROTOCOL_VERSION {
+        Ok(())
+    } else {
+        Err(Error::version_fence(&found))
+    }
+}
+
+/// One field of `{emq}:bundle` that holds another runtime's SHA.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleMismatch {
+    /// Script name (or `bundle` for the whole-bundle hash).
+    pub field: String,
+    /// The SHA this client would have written.
+    pub ours: String,
+    /// The SHA already recorded.
+    pub theirs: String,
+}
+
+/// Record our bundle with HSETNX and report every field that already holds a
+/// different SHA. Also loads every script so pipelines rarely meet NOSCRIPT.
+pub(crate) async fn record_bundle(conn: &mut MultiplexedConnection) -> Result<Vec<BundleMismatch>> {
+    let mut fields: Vec<(&str, &str)> = scripts::all().iter().map(|s| (s.name, s.sha1())).collect();
+    fields.push(("bundle", scripts::bundle_sha1()));
+
+    let mut pipe = redis::pipe();
+    for (name, sha) in &fields {
+        pipe.cmd("HSETNX")
+            .arg(BUNDLE_KEY)
+            .arg(*name)
+            .arg(*sha)
+            .ignore();
+    }
+    pipe.cmd("HMGET").arg(BUNDLE_KEY);
+    for (name, _) in &fields {
+        pipe.arg(*name);
+    }
+    for script in scripts::all() {
+        pipe.cmd("SCRIPT").arg("LOAD").arg(script.source);
+    }
+    let mut answers: Vec<redis::Value> = pipe.query_async(conn).await?;
+    let loaded = answers.split_off(1);
+    let recorded: Vec<Option<String>> = redis::from_redis_value(answers.remove(0))?;
+
+    for (script, sha) in scripts::all().iter().zip(loaded) {
+        let sha: String = redis::from_redis_value(sha)?;
+        if sha != script.sha1() {
+            return Err(Error::new(
+                ErrorKind::Protocol,
+                format!(
+                    "SCRIPT LOAD of {} answered {sha}, expected {}",
+                    script.name,
+                    script.sha1()
+                ),
+            ));
+        }
+    }
+    Ok(fields
+        .iter()
+        .zip(recorded)
+        .filter_map(|((name, ours), theirs)| match theirs {
+            Some(theirs) if theirs != *ours => Some(BundleMismatch {
+                field: name.to_string(),
+                ours: ours.to_string(),
+                theirs,
+            }),
+            _ => None,
+        })
+        .collect())
+}

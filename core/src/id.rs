@@ -1,0 +1,312 @@
+//! Branded ids: a 3-letter namespace and an 11-character base62 Snowflake,
+//! 14 ASCII bytes whose byte order is mint order (PROTOCOL.md §1).
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// 2024-01-01T00:00:00Z in unix milliseconds.
+pub const EPOCH_MS: u64 = 1_704_067_200_000;
+/// Bytes in a branded id.
+pub const ID_LEN: usize = 14;
+/// The namespace every job id carries (the enqueue script admits only this one).
+pub const JOB_NAMESPACE: &str = "JOB";
+
+const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const BODY_LEN: usize = 11;
+const SEQ_BITS: u32 = 12;
+const NODE_BITS: u32 = 10;
+const TS_SHIFT: u32 = SEQ_BITS + NODE_BITS;
+/// The largest node id (10 bits).
+pub const MAX_NODE_ID: u16 = (1 << NODE_BITS) - 1;
+
+/// A validated branded id. Cheap to copy: the 14 bytes live inline.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BrandedId([u8; ID_LEN]);
+
+impl BrandedId {
+    /// Build an id from a namespace (`[A-Z]{3}`) and a 63-bit snowflake.
+    pub fn new(namespace: &str, snowflake: u64) -> Result<Self> {
+        let ns = namespace.as_bytes();
+        if ns.len() != 3 || !ns.iter().all(u8::is_ascii_uppercase) {
+            return Err(invalid_id(namespace, "namespace must be three letters A-Z"));
+        }
+        if snowflake > i64::MAX as u64 {
+            return Err(invalid_id(namespace, "snowflake exceeds 2^63-1"));
+        }
+        let mut bytes = [0u8; ID_LEN];
+        bytes[..3].copy_from_slice(ns);
+        bytes[3..].copy_from_slice(&encode_base62(snowflake));
+        Ok(BrandedId(bytes))
+    }
+
+    /// Parse and validate a 14-byte branded id.
+    pub fn parse(text: &str) -> Result<Self> {
+        Self::parse_bytes(text.as_bytes())
+    }
+
+    /// Parse and validate raw bytes (anything, including non-UTF-8).
+    pub fn parse_bytes(raw: &[u8]) -> Result<Self> {
+        let shown = String::from_utf8_lossy(raw);
+        if raw.len() != ID_LEN {
+            return Err(invalid_id(&shown, "must be exactly 14 bytes"));
+        }
+        if !raw[..3].iter().all(u8::is_ascii_uppercase) {
+            return Err(invalid_id(&shown, "namespace must be three letters A-Z"));
+        }
+        decode_base62(&raw[3..])
+            .ok_or_else(|| invalid_id(&shown, "body is not base62 ≤ 2^63-1"))?;
+        let mut bytes = [0u8; ID_LEN];
+        bytes.copy_from_slice(raw);
+        Ok(BrandedId(bytes))
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Validated ASCII on construction.
+        std::str::from_utf8(&self.0).expect("branded ids are ASCII")
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.as_str()[..3]
+    }
+
+    pub fn snowflake(&self) -> u64 {
+        decode_base62(&self.0[3..]).expect("validated on construction")
+    }
+
+    /// Unix milliseconds at which the id was minted.
+    pub fn minted_at_ms(&self) -> u64 {
+        (self.snowflake() >> TS_SHIFT) + EPOCH_MS
+    }
+
+    pub fn node_id(&self) -> u16 {
+        ((self.snowflake() >> SEQ_BITS) & MAX_NODE_ID as u64) as u16
+    }
+}
+
+impl fmt::Display for BrandedId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for BrandedId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BrandedId({})", self.as_str())
+    }
+}
+
+impl FromStr for BrandedId {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        BrandedId::parse(s)
+    }
+}
+
+impl AsRef<str> for BrandedId {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+fn invalid_id(shown: &str, why: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidId,
+        format!("invalid branded id {shown:?}: {why}"),
+    )
+}
+
+/// Fixed-width, zero-padded base62 of a 63-bit value.
+pub fn encode_base62(mut value: u64) -> [u8; BODY_LEN] {
+    let mut out = [b'0'; BODY_LEN];
+    for slot in out.iter_mut().rev() {
+        *slot = ALPHABET[(value % 62) as usize];
+        value /= 62;
+    }
+    out
+}
+
+/// Decode an 11-character base62 body; `None` when malformed or above 2^63-1.
+pub fn decode_base62(body: &[u8]) -> Option<u64> {
+    if body.len() != BODY_LEN {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &b in body {
+        let digit = match b {
+            b'0'..=b'9' => b - b'0',
+            b'A'..=b'Z' => b - b'A' + 10,
+            b'a'..=b'z' => b - b'a' + 36,
+            _ => return None,
+        } as u64;
+        value = value.checked_mul(62)?.checked_add(digit)?;
+    }
+    (value <= i64::MAX as u64).then_some(value)
+}
+
+/// Is `text` a well-formed branded id?
+pub fn is_valid_id(text: &str) -> bool {
+    BrandedId::parse(text).is_ok()
+}
+
+/// The lex bound for an instant: `JOB` + base62((ms - epoch) << 22). Every
+/// `JOB` id minted at or after `unix_ms` sorts at or after this string.
+pub fn lex_bound(unix_ms: u64) -> String {
+    let offset = unix_ms
+        .saturating_sub(EPOCH_MS)
+        .min((i64::MAX as u64) >> TS_SHIFT);
+    let body = encode_base62(offset << TS_SHIFT);
+    let mut s = String::with_capacity(ID_LEN);
+    s.push_str(JOB_NAMESPACE);
+    s.push_str(std::str::from_utf8(&body).expect("ascii"));
+    s
+}
+
+/// The process-wide logical clock: one atomic cell holding `ts << 12 | seq`.
+/// Each mint stores `max(now << 12, last + 1)`, so ids are strictly
+/// monotonic per process, a burst borrows from the next millisecond, and a
+/// clock stepping back keeps minting from the logical clock.
+static CLOCK: AtomicU64 = AtomicU64::new(0);
+
+fn now_offset_ms() -> u64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(EPOCH_MS);
+    now.saturating_sub(EPOCH_MS)
+}
+
+fn next_tick() -> u64 {
+    let now = now_offset_ms() << SEQ_BITS;
+    let mut last = CLOCK.load(Ordering::Relaxed);
+    loop {
+        let next = now.max(last + 1);
+        match CLOCK.compare_exchange_weak(last, next, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => return next,
+            Err(seen) => last = seen,
+        }
+    }
+}
+
+/// The process's default node id: `EMQ_NODE_ID` when set (0..=1023), else a
+/// value drawn once per process from the pid and the start time, so two
+/// producers that never configured one are unlikely to share it. (A minted id
+/// that still collides is re-minted by `enqueue`; see docs/PROTOCOL-DECISIONS.md.)
+pub fn default_node_id() -> u16 {
+    static NODE: OnceLock<u16> = OnceLock::new();
+    *NODE.get_or_init(|| {
+        if let Some(n) = std::env::var("EMQ_NODE_ID")
+            .ok()
+            .and_then(|v| v.trim().parse::<u16>().ok())
+            .filter(|n| *n <= MAX_NODE_ID)
+        {
+            return n;
+        }
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        h.write_u64(now_offset_ms());
+        (h.finish() % (MAX_NODE_ID as u64 + 1)) as u16
+    })
+}
+
+/// Validate a node id option.
+pub fn check_node_id(node_id: u16) -> Result<u16> {
+    if node_id > MAX_NODE_ID {
+        return Err(Error::invalid_argument(format!(
+            "node id {node_id} is outside 0..={MAX_NODE_ID}"
+        )));
+    }
+    Ok(node_id)
+}
+
+/// Mint an id in `namespace` with an explicit node id.
+pub fn mint_with(namespace: &str, node_id: u16) -> Result<BrandedId> {
+    let node_id = check_node_id(node_id)?;
+    let tick = next_tick();
+    let ts = tick >> SEQ_BITS;
+    let seq = tick & ((1 << SEQ_BITS) - 1);
+    BrandedId::new(
+        namespace,
+        (ts << TS_SHIFT) | ((node_id as u64) << SEQ_BITS) | seq,
+    )
+}
+
+/// Mint a `JOB` id with the given node id.
+pub fn mint_job_id_with(node_id: u16) -> Result<BrandedId> {
+    mint_with(JOB_NAMESPACE, node_id)
+}
+
+/// Mint a `JOB` id with the process's default node id.
+pub fn mint_job_id() -> BrandedId {
+    mint_job_id_with(default_node_id()).expect("default node id is in range")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocol_vectors() {
+        let a = BrandedId::parse("USR0KHTOWnGLuC").unwrap();
+        assert_eq!(a.namespace(), "USR");
+        assert_eq!(a.snowflake(), 274_557_032_793_636_864);
+        assert_eq!(
+            BrandedId::new("USR", 274_557_032_793_636_864)
+                .unwrap()
+                .as_str(),
+            "USR0KHTOWnGLuC"
+        );
+        let b = BrandedId::parse("USR0NgWEfAEJfs").unwrap();
+        assert_eq!(b.snowflake(), 320_636_799_581_945_856);
+        assert_eq!(
+            BrandedId::parse("ORD0NgWEfAEJfs").unwrap().minted_at_ms(),
+            1_780_512_970_164
+        );
+        assert_eq!(
+            BrandedId::parse("USRzzzzzzzzzzz").unwrap_err().kind(),
+            ErrorKind::InvalidId
+        );
+    }
+
+    #[test]
+    fn base62_bounds() {
+        assert_eq!(&encode_base62(i64::MAX as u64), b"AzL8n0Y58m7");
+        assert_eq!(decode_base62(b"AzL8n0Y58m7"), Some(i64::MAX as u64));
+        assert_eq!(decode_base62(b"AzL8n0Y58m8"), None);
+        assert_eq!(decode_base62(b"00000000000"), Some(0));
+        assert!(BrandedId::new("JOB", i64::MAX as u64 + 1).is_err());
+        for bad in [
+            "JOB0000000000",
+            "JOB000000000000",
+            "job00000000000",
+            "JOB0000000000-",
+            "JÖB0000000000",
+        ] {
+            assert!(BrandedId::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn minting_is_strictly_monotonic_and_unique() {
+        let ids: Vec<_> = (0..20_000).map(|_| mint_job_id()).collect();
+        for pair in ids.windows(2) {
+            assert!(pair[0] < pair[1]);
+            assert!(pair[0].as_str() < pair[1].as_str());
+        }
+    }
+
+    #[test]
+    fn lex_bound_brackets_mint_time() {
+        let id = mint_job_id_with(7).unwrap();
+        let t = id.minted_at_ms();
+        assert!(lex_bound(t).as_str() <= id.as_str());
+        assert!(lex_bound(t + 1).as_str() > id.as_str());
+        assert_eq!(id.node_id(), 7);
+        assert!(mint_job_id_with(1024).is_err());
+    }
+}

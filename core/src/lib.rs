@@ -1,0 +1,35 @@
+//! EchoMQ: a job queue whose protocol lives in Redis/Valkey Lua scripts and a
+//! closed key grammar. This crate is the one client every runtime uses: the
+//! C ABI, the Python and the Node packages are thin translations of it.
+//!
+//! Modules, one concern each:
+//! - [`id`]: branded ids and the lock-free minter
+//! - [`keys`]: the closed key grammar (build, parse, classify)
+//! - [`slot`]: the cluster slot function
+//! - [`scripts`]: the embedded Lua bundle
+//! - [`Client`]: the async client; [`blocking::Client`]: the blocking facade
+//! - [`worker`]: the worker runtime (claim, run, heartbeat, settle, pumps)
+
+mod client;
+mod error;
+mod fence;
+mod options;
+mod transport;
+mod types;
+
+pub mod blocking;
+pub mod id;
+pub mod keys;
+pub mod runtime;
+pub mod scripts;
+pub mod slot;
+
+pub use client::Client;
+pub use error::{Error, ErrorKind, Result};
+pub use fence::BundleMismatch;
+pub use id::BrandedId;
+pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};
+pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
+
+/// The wire protocol this client speaks; the value of `{emq}:version`.
+pub const PROTOCOL_VERSION: &str = "echomq:2.0.0";

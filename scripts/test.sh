@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Every test, from a fresh clone: installs what is missing, then runs the Rust,
+# C, Python and Node suites against real redis-servers it starts and stops.
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+ensure_redis
+
+say "rust: format and lints"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+say "rust: core tests (each test starts its own redis-server)"
+cargo test -p echomq
+
+for suite in c python node bench-smoke; do
+  if [ -f "scripts/test-$suite.sh" ]; then
+    say "$suite"
+    bash "scripts/test-$suite.sh"
+  fi
+done
+say "all suites passed"
