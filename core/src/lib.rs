@@ -16,6 +16,7 @@ mod fence;
 mod options;
 mod transport;
 mod types;
+mod worker_loop;
 
 pub mod blocking;
 pub mod id;
@@ -23,6 +24,7 @@ pub mod keys;
 pub mod runtime;
 pub mod scripts;
 pub mod slot;
+pub mod worker;
 
 pub use client::Client;
 pub use error::{Error, ErrorKind, Result};
@@ -30,6 +32,7 @@ pub use fence::BundleMismatch;
 pub use id::BrandedId;
 pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
+pub use worker::{Backoff, HandlerError, Worker, WorkerHandle, WorkerOptions, WorkerStats};
 
 /// The wire protocol this client speaks; the value of `{emq}:version`.
 pub const PROTOCOL_VERSION: &str = "echomq:2.0.0";

@@ -1,0 +1,379 @@
+//! The worker runtime, written once for every language: claim in batches, run
+//! handlers concurrently, heartbeat leases, settle, and pump promote/reap.
+//!
+//! Bindings hand it a handler and nothing else: an async closure (Rust, Node),
+//! or a blocking one run on tokio's blocking pool (C callbacks, Python functions).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::keys;
+use crate::types::Job;
+
+/// How long to wait before the next attempt of a failed job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backoff {
+    /// Always `base_ms`.
+    Fixed,
+    /// `base_ms * 2^(attempt-1)`, capped at `cap_ms`.
+    Exponential,
+    /// Uniform in `[0, min(cap, base * 2^(attempt-1))]` ("full jitter").
+    FullJitter,
+}
+
+impl Backoff {
+    pub fn parse(text: &str) -> Result<Backoff> {
+        match text {
+            "fixed" => Ok(Backoff::Fixed),
+            "exponential" => Ok(Backoff::Exponential),
+            "jitter" | "full_jitter" => Ok(Backoff::FullJitter),
+            other => Err(Error::invalid_argument(format!(
+                "unknown backoff {other:?}: expected fixed, exponential or jitter"
+            ))),
+        }
+    }
+}
+
+/// Worker options; `Default` gives the documented defaults.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// Handlers running at once. Default 10.
+    pub concurrency: usize,
+    /// Lease per claim, renewed every `lease_ms / 3`. Default 30 000.
+    pub lease_ms: u64,
+    /// Attempts before a job is dead-lettered. Default 5.
+    pub max_attempts: u64,
+    pub backoff: Backoff,
+    /// Default 1 000.
+    pub backoff_base_ms: u64,
+    /// Default 60 000.
+    pub backoff_cap_ms: u64,
+    /// How often the worker runs promote and reap. Default 1 000.
+    pub pump_interval_ms: u64,
+    /// Longest idle poll interval (the adaptive back-off's ceiling). Default 50.
+    pub idle_max_ms: u64,
+    /// How long in-flight handlers may run after `stop()`. Default 10 000.
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> Self {
+        WorkerOptions {
+            concurrency: 10,
+            lease_ms: 30_000,
+            max_attempts: 5,
+            backoff: Backoff::Exponential,
+            backoff_base_ms: 1_000,
+            backoff_cap_ms: 60_000,
+            pump_interval_ms: 1_000,
+            idle_max_ms: 50,
+            shutdown_grace_ms: 10_000,
+        }
+    }
+}
+
+impl WorkerOptions {
+    fn validate(&self) -> Result<()> {
+        let positive = [
+            ("concurrency", self.concurrency as u64),
+            ("lease_ms", self.lease_ms),
+            ("max_attempts", self.max_attempts),
+            ("pump_interval_ms", self.pump_interval_ms),
+            ("idle_max_ms", self.idle_max_ms),
+        ];
+        for (name, value) in positive {
+            if value == 0 {
+                return Err(Error::invalid_argument(format!(
+                    "{name} must be greater than zero"
+                )));
+            }
+        }
+        if self.backoff_cap_ms < self.backoff_base_ms {
+            return Err(Error::invalid_argument(
+                "backoff_cap_ms is below backoff_base_ms",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The delay before attempt `attempt + 1`, after `attempt` failed.
+    pub fn backoff_ms(&self, attempt: u64) -> u64 {
+        let exp = attempt.saturating_sub(1).min(62) as u32;
+        let grown = self
+            .backoff_base_ms
+            .saturating_mul(1u64.checked_shl(exp).unwrap_or(u64::MAX))
+            .min(self.backoff_cap_ms);
+        match self.backoff {
+            Backoff::Fixed => self.backoff_base_ms,
+            Backoff::Exponential => grown,
+            Backoff::FullJitter => jitter(grown),
+        }
+    }
+}
+
+fn jitter(max: u64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(max);
+    h.finish() % (max + 1)
+}
+
+/// A handler's failure. `fatal` skips the remaining attempts (straight to dead).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandlerError {
+    pub message: String,
+    pub fatal: bool,
+}
+
+impl HandlerError {
+    /// A failure that may succeed on a later attempt.
+    pub fn retry(message: impl Into<String>) -> Self {
+        HandlerError {
+            message: message.into(),
+            fatal: false,
+        }
+    }
+
+    /// A failure no retry can fix: the job goes straight to dead.
+    pub fn fatal(message: impl Into<String>) -> Self {
+        HandlerError {
+            message: message.into(),
+            fatal: true,
+        }
+    }
+}
+
+impl<E: std::fmt::Display> From<E> for HandlerError {
+    fn from(e: E) -> Self {
+        HandlerError::retry(e.to_string())
+    }
+}
+
+/// Counters a caller can read at any time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkerStats {
+    pub claimed: u64,
+    pub completed: u64,
+    pub retried: u64,
+    pub dead: u64,
+    pub lease_lost: u64,
+    pub in_flight: u64,
+}
+
+type HandlerFuture = Pin<Box<dyn Future<Output = std::result::Result<(), HandlerError>> + Send>>;
+type Handler = Arc<dyn Fn(Job) -> HandlerFuture + Send + Sync>;
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) claimed: AtomicU64,
+    pub(crate) completed: AtomicU64,
+    pub(crate) retried: AtomicU64,
+    pub(crate) dead: AtomicU64,
+    pub(crate) lease_lost: AtomicU64,
+    pub(crate) in_flight: AtomicU64,
+}
+
+pub(crate) struct Shared {
+    pub(crate) client: Client,
+    pub(crate) queue: String,
+    pub(crate) options: WorkerOptions,
+    pub(crate) handler: Handler,
+    pub(crate) counters: Counters,
+    pub(crate) stopping: AtomicBool,
+    pub(crate) stop_signal: tokio::sync::Notify,
+    pub(crate) running: AtomicBool,
+}
+
+/// A worker over one queue. Cheap to clone; clones control the same worker.
+#[derive(Clone)]
+pub struct Worker {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("queue", &self.shared.queue)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Worker {
+    /// A worker whose handler is an async closure.
+    pub fn new<F, Fut>(
+        client: Client,
+        queue: &str,
+        options: WorkerOptions,
+        handler: F,
+    ) -> Result<Worker>
+    where
+        F: Fn(Job) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<(), HandlerError>> + Send + 'static,
+    {
+        let handler: Handler = Arc::new(move |job| Box::pin(handler(job)) as HandlerFuture);
+        Self::with_handler(client, queue, options, handler)
+    }
+
+    /// A worker whose handler blocks (a C callback, a Python function); each
+    /// call runs on tokio's blocking pool so it never stalls the runtime.
+    pub fn new_blocking<F>(
+        client: Client,
+        queue: &str,
+        options: WorkerOptions,
+        handler: F,
+    ) -> Result<Worker>
+    where
+        F: Fn(&Job) -> std::result::Result<(), HandlerError> + Send + Sync + 'static,
+    {
+        let handler = Arc::new(handler);
+        Self::new(client, queue, options, move |job: Job| {
+            let handler = handler.clone();
+            async move {
+                match tokio::task::spawn_blocking(move || handler(&job)).await {
+                    Ok(outcome) => outcome,
+                    Err(e) => Err(HandlerError::retry(panic_message(e))),
+                }
+            }
+        })
+    }
+
+    fn with_handler(
+        client: Client,
+        queue: &str,
+        options: WorkerOptions,
+        handler: Handler,
+    ) -> Result<Worker> {
+        keys::validate_queue(queue)?;
+        options.validate()?;
+        Ok(Worker {
+            shared: Arc::new(Shared {
+                client,
+                queue: queue.to_string(),
+                options,
+                handler,
+                counters: Counters::default(),
+                stopping: AtomicBool::new(false),
+                stop_signal: tokio::sync::Notify::new(),
+                running: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    pub fn queue(&self) -> &str {
+        &self.shared.queue
+    }
+
+    pub fn options(&self) -> &WorkerOptions {
+        &self.shared.options
+    }
+
+    pub fn stats(&self) -> WorkerStats {
+        Self::stats_of(&self.shared)
+    }
+
+    pub(crate) fn stats_of(shared: &Shared) -> WorkerStats {
+        let c = &shared.counters;
+        WorkerStats {
+            claimed: c.claimed.load(Ordering::Relaxed),
+            completed: c.completed.load(Ordering::Relaxed),
+            retried: c.retried.load(Ordering::Relaxed),
+            dead: c.dead.load(Ordering::Relaxed),
+            lease_lost: c.lease_lost.load(Ordering::Relaxed),
+            in_flight: c.in_flight.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Ask the worker to stop: no new claims; in-flight jobs get the grace period.
+    /// Idempotent and non-blocking.
+    pub fn stop(&self) {
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        self.shared.stop_signal.notify_waiters();
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.shared.stopping.load(Ordering::SeqCst)
+    }
+
+    /// Run until [`Worker::stop`], then drain. Errors only for a second
+    /// concurrent `run` of the same worker.
+    pub async fn run(&self) -> Result<()> {
+        crate::worker_loop::run(self.shared.clone()).await
+    }
+
+    /// `run` on the process's runtime, blocking the calling thread.
+    pub fn run_blocking(&self) -> Result<()> {
+        crate::runtime::runtime().block_on(self.run())
+    }
+
+    /// Start `run` on the process's runtime and return a handle to join it.
+    pub fn spawn(&self) -> WorkerHandle {
+        let done = Arc::new((Mutex::new(None), Condvar::new()));
+        let (worker, signal) = (self.clone(), done.clone());
+        crate::runtime::runtime().spawn(async move {
+            let outcome = worker.run().await;
+            let (slot, cv) = &*signal;
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
+            cv.notify_all();
+        });
+        WorkerHandle {
+            worker: self.clone(),
+            done,
+        }
+    }
+}
+
+/// A worker started with [`Worker::spawn`].
+pub struct WorkerHandle {
+    worker: Worker,
+    done: Arc<(Mutex<Option<Result<()>>>, Condvar)>,
+}
+
+impl WorkerHandle {
+    pub fn worker(&self) -> &Worker {
+        &self.worker
+    }
+
+    pub fn stop(&self) {
+        self.worker.stop();
+    }
+
+    /// Wait up to `limit` for the worker to finish; `None` if it is still running.
+    pub fn join_timeout(&self, limit: Duration) -> Option<Result<()>> {
+        let (slot, cv) = &*self.done;
+        let guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut guard, _) = cv
+            .wait_timeout_while(guard, limit, |v| v.is_none())
+            .unwrap_or_else(|p| p.into_inner());
+        guard.take()
+    }
+
+    /// Block until the worker has finished.
+    pub fn join(self) -> Result<()> {
+        loop {
+            if let Some(outcome) = self.join_timeout(Duration::from_millis(200)) {
+                return outcome;
+            }
+        }
+    }
+}
+
+pub(crate) fn panic_message(e: tokio::task::JoinError) -> String {
+    if e.is_cancelled() {
+        return "handler cancelled".to_string();
+    }
+    let payload = e.into_panic();
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        format!("handler panicked: {s}")
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        format!("handler panicked: {s}")
+    } else {
+        "handler panicked".to_string()
+    }
+}
+
+pub(crate) use Shared as WorkerShared;
