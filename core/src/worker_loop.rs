@@ -108,9 +108,15 @@ fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashMap<BrandedId, u6
 /// Run one handler (catching panics) and settle its job.
 async fn process(shared: Arc<WorkerShared>, in_flight: InFlight, job: Job) {
     let (id, token) = (job.id, job.token);
-    let outcome = match tokio::spawn((shared.handler)(job)).await {
-        Ok(outcome) => outcome,
-        Err(e) => Err(HandlerError::retry(panic_message(e))),
+    // A handler may panic while building its future or while running it;
+    // both are failures of this job, never of the worker.
+    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (shared.handler)(job)));
+    let outcome = match started {
+        Ok(future) => match tokio::spawn(future).await {
+            Ok(outcome) => outcome,
+            Err(e) => Err(HandlerError::retry(panic_message(e))),
+        },
+        Err(_) => Err(HandlerError::retry("handler panicked")),
     };
     // Still ours? The heartbeat drops jobs whose lease it found lost.
     let held = lock(&in_flight).contains_key(&id);
