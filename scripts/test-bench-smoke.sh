@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# A tiny run of the benchmark harness (N=200, one round) so it cannot rot.
+# Benchmarks are not tests; this only checks that every driver still runs.
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+bash bench/build.sh
+python3 bench/run.py --smoke
