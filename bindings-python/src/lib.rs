@@ -1,1 +1,44 @@
-//! Placeholder: filled in by its issue.
+//! `echomq._native`: the pyo3 layer of the `echomq` Python package. It only
+//! converts types and errors; the Python package (`python/echomq`) adds the
+//! exception classes, the asyncio coroutines and the worker's signal glue.
+
+use pyo3::prelude::*;
+
+mod aio;
+mod client;
+mod errors;
+mod helpers;
+mod types;
+mod worker;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<client::Client>()?;
+    m.add_class::<aio::NativeAsyncClient>()?;
+    m.add_class::<worker::NativeWorker>()?;
+    m.add_class::<types::Enqueued>()?;
+    m.add_class::<types::Job>()?;
+    m.add_class::<types::Counts>()?;
+    m.add_class::<types::JobInfo>()?;
+    m.add_class::<types::BundleMismatch>()?;
+    m.add_class::<types::WorkerStats>()?;
+    m.add_class::<types::ParsedId>()?;
+    m.add_class::<types::KeyClass>()?;
+    m.add_function(wrap_pyfunction!(client::connect, m)?)?;
+    m.add_function(wrap_pyfunction!(aio::connect_async, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::mint_job_id, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::parse_id, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::is_valid_id, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::encode_id, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::lex_bound, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::is_valid_queue, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::queue_key, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::job_key, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::classify, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::slot, m)?)?;
+    m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
+    m.add("PROTOCOL_VERSION", echomq::PROTOCOL_VERSION)?;
+    m.add("DEFAULT_MAX_PAYLOAD", echomq::DEFAULT_MAX_PAYLOAD)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

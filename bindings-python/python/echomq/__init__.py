@@ -1,0 +1,108 @@
+"""EchoMQ: a Redis/Valkey job queue. Python API over the one Rust core.
+
+    import echomq
+    client = echomq.connect("redis://127.0.0.1:6379/")
+    client.enqueue("emails", b"hello")
+
+See docs/PYTHON.md for the asyncio client, the worker and the error classes.
+"""
+
+from __future__ import annotations
+
+from ._errors import (
+    BundleMismatchError,
+    ClosedError,
+    ConnectionError,
+    EchoMQError,
+    InvalidArgumentError,
+    InvalidIdError,
+    InvalidQueueError,
+    JobActiveError,
+    JobGoneError,
+    KindError,
+    LeaseLostError,
+    NotDeadError,
+    ProtocolError,
+    ServerError,
+    StaleTokenError,
+    TimeoutError,
+    Unrecoverable,
+    VersionFenceError,
+)
+from ._native import (
+    DEFAULT_MAX_PAYLOAD,
+    PROTOCOL_VERSION,
+    BundleMismatch,
+    Client,
+    Counts,
+    Enqueued,
+    Job,
+    JobInfo,
+    KeyClass,
+    ParsedId,
+    WorkerStats,
+    __version__,
+    classify,
+    connect,
+    encode_id,
+    is_valid_id,
+    is_valid_queue,
+    job_key,
+    lex_bound,
+    mint_job_id,
+    parse_id,
+    protocol_version,
+    queue_key,
+    slot,
+)
+from ._aio import AsyncClient, connect_async
+from ._worker import Handler, Worker
+
+__all__ = [
+    "AsyncClient",
+    "BundleMismatch",
+    "BundleMismatchError",
+    "Client",
+    "ClosedError",
+    "ConnectionError",
+    "Counts",
+    "DEFAULT_MAX_PAYLOAD",
+    "EchoMQError",
+    "Enqueued",
+    "Handler",
+    "InvalidArgumentError",
+    "InvalidIdError",
+    "InvalidQueueError",
+    "Job",
+    "JobActiveError",
+    "JobGoneError",
+    "JobInfo",
+    "KeyClass",
+    "KindError",
+    "LeaseLostError",
+    "NotDeadError",
+    "PROTOCOL_VERSION",
+    "ParsedId",
+    "ProtocolError",
+    "ServerError",
+    "StaleTokenError",
+    "TimeoutError",
+    "Unrecoverable",
+    "VersionFenceError",
+    "Worker",
+    "WorkerStats",
+    "__version__",
+    "classify",
+    "connect",
+    "connect_async",
+    "encode_id",
+    "is_valid_id",
+    "is_valid_queue",
+    "job_key",
+    "lex_bound",
+    "mint_job_id",
+    "parse_id",
+    "protocol_version",
+    "queue_key",
+    "slot",
+]

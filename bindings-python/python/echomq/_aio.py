@@ -1,0 +1,176 @@
+"""The asyncio client. Each verb is a coroutine; the network work runs on the
+core's tokio runtime (no thread per call) and its answer is handed back to the
+running loop with ``call_soon_threadsafe``."""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import Iterable, List, Literal, Optional, Tuple, Type, Union
+
+from . import _native
+from ._errors import EchoMQError
+from ._native import BundleMismatch, Counts, Enqueued, Job, JobInfo
+
+Payload = Union[bytes, str, bytearray, memoryview]
+IdToken = Union[Job, Tuple[str, int]]
+
+__all__ = ["AsyncClient", "connect_async"]
+
+
+def _resolve(fut: "asyncio.Future[object]", ok: bool, value: object) -> None:
+    """Runs on the loop's thread: settle ``fut`` unless its awaiter gave up."""
+    if fut.cancelled():
+        return
+    if ok:
+        fut.set_result(value)
+    else:
+        assert isinstance(value, BaseException)
+        fut.set_exception(value)
+
+
+class AsyncClient:
+    """An asyncio connection to one EchoMQ deployment. Share one per process;
+    concurrent coroutines pipeline on its one connection."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: _native.NativeAsyncClient) -> None:
+        self._native = native
+
+    def __repr__(self) -> str:
+        return f"<echomq.AsyncClient node_id={self._native.node_id}>"
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    @property
+    def node_id(self) -> int:
+        return self._native.node_id
+
+    def close(self) -> None:
+        """Close the connection; later calls raise ``ClosedError``."""
+        self._native.close()
+
+    def bundle_mismatches(self) -> List[BundleMismatch]:
+        return self._native.bundle_mismatches()
+
+    async def enqueue(self, queue: str, payload: Payload) -> Enqueued:
+        return await self._native.enqueue(queue, payload)
+
+    async def enqueue_with_id(self, queue: str, id: str, payload: Payload) -> Enqueued:
+        return await self._native.enqueue_with_id(queue, id, payload)
+
+    async def enqueue_at(self, queue: str, payload: Payload, run_at_ms: int) -> Enqueued:
+        return await self._native.enqueue_at(queue, payload, run_at_ms)
+
+    async def enqueue_in(self, queue: str, payload: Payload, delay_ms: int) -> Enqueued:
+        return await self._native.enqueue_in(queue, payload, delay_ms)
+
+    async def enqueue_many(
+        self, queue: str, payloads: Iterable[Payload]
+    ) -> List[Union[Enqueued, EchoMQError]]:
+        return await self._native.enqueue_many(queue, payloads)
+
+    async def claim(self, queue: str, lease_ms: int) -> Optional[Job]:
+        return await self._native.claim(queue, lease_ms)
+
+    async def claim_many(self, queue: str, max: int, lease_ms: int) -> List[Job]:
+        return await self._native.claim_many(queue, max, lease_ms)
+
+    async def complete(self, queue: str, id: str, token: int) -> None:
+        await self._native.complete(queue, id, token)
+
+    async def complete_many(
+        self, queue: str, jobs: Iterable[IdToken]
+    ) -> List[Optional[EchoMQError]]:
+        return await self._native.complete_many(queue, jobs)
+
+    async def retry(
+        self,
+        queue: str,
+        id: str,
+        token: int,
+        delay_ms: int,
+        max_attempts: int,
+        error: str,
+    ) -> Literal["scheduled", "dead"]:
+        return await self._native.retry(queue, id, token, delay_ms, max_attempts, error)
+
+    async def extend(self, queue: str, id: str, token: int, lease_ms: int) -> None:
+        await self._native.extend(queue, id, token, lease_ms)
+
+    async def extend_many(
+        self, queue: str, jobs: Iterable[IdToken], lease_ms: int
+    ) -> List[Optional[EchoMQError]]:
+        return await self._native.extend_many(queue, jobs, lease_ms)
+
+    async def promote(self, queue: str, limit: int = 1000) -> int:
+        return await self._native.promote(queue, limit)
+
+    async def reap(self, queue: str, limit: int = 1000) -> int:
+        return await self._native.reap(queue, limit)
+
+    async def counts(self, queue: str) -> Counts:
+        return await self._native.counts(queue)
+
+    async def job(self, queue: str, id: str) -> Optional[JobInfo]:
+        return await self._native.job(queue, id)
+
+    async def browse(
+        self,
+        queue: str,
+        set: Literal["pending", "dead", "schedule", "scheduled", "active"],
+        newest_first: bool = False,
+        limit: int = 100,
+        range: Optional[Tuple[int, int]] = None,
+    ) -> List[str]:
+        return await self._native.browse(queue, set, newest_first, limit, range)
+
+    async def pause(self, queue: str) -> None:
+        await self._native.pause(queue)
+
+    async def resume(self, queue: str) -> None:
+        await self._native.resume(queue)
+
+    async def is_paused(self, queue: str) -> bool:
+        return await self._native.is_paused(queue)
+
+    async def requeue_dead(self, queue: str, id: str) -> None:
+        await self._native.requeue_dead(queue, id)
+
+    async def remove(self, queue: str, id: str) -> None:
+        await self._native.remove(queue, id)
+
+
+async def connect_async(
+    url: str,
+    *,
+    node_id: Optional[int] = None,
+    client_name: Optional[str] = None,
+    connect_timeout_ms: int = 5000,
+    response_timeout_ms: int = 30000,
+    max_payload: int = _native.DEFAULT_MAX_PAYLOAD,
+    strict_bundle: bool = False,
+) -> AsyncClient:
+    """Connect (and fence) without blocking the running loop."""
+    native = await _native.connect_async(
+        url,
+        node_id=node_id,
+        client_name=client_name,
+        connect_timeout_ms=connect_timeout_ms,
+        response_timeout_ms=response_timeout_ms,
+        max_payload=max_payload,
+        strict_bundle=strict_bundle,
+    )
+    return AsyncClient(native)
+
+

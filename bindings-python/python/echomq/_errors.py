@@ -1,0 +1,192 @@
+"""EchoMQ's exception classes, one per core error kind.
+
+The native module picks the class by the error's stable code; never match on
+messages. Every class carries ``.code`` (the ErrorKind code string).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Dict, Optional, Tuple, Type
+
+__all__ = [
+    "EchoMQError",
+    "KindError",
+    "StaleTokenError",
+    "JobGoneError",
+    "LeaseLostError",
+    "NotDeadError",
+    "VersionFenceError",
+    "InvalidIdError",
+    "InvalidQueueError",
+    "InvalidArgumentError",
+    "ConnectionError",
+    "TimeoutError",
+    "ProtocolError",
+    "ServerError",
+    "JobActiveError",
+    "BundleMismatchError",
+    "ClosedError",
+    "Unrecoverable",
+]
+
+
+class EchoMQError(Exception):
+    """The base of every error the client raises."""
+
+    code: str = "EMQ"
+
+    def __init__(self, message: str = "", code: Optional[str] = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (type(self), (self.message,), self.__dict__)
+
+
+class KindError(EchoMQError):
+    """``EMQKIND``: the enqueue script refused the id's namespace."""
+
+    code = "EMQKIND"
+
+
+class StaleTokenError(EchoMQError):
+    """``EMQSTALE``: the fencing token no longer matches (the job was re-claimed)."""
+
+    code = "EMQSTALE"
+
+
+class JobGoneError(EchoMQError):
+    """The job's row does not exist (completed, removed, or never enqueued)."""
+
+    code = "EMQ_GONE"
+
+
+class LeaseLostError(EchoMQError):
+    """``extend`` on a job that is no longer active (a reaper took it back)."""
+
+    code = "EMQ_LEASE_LOST"
+
+
+class NotDeadError(EchoMQError):
+    """``requeue_dead`` on a job that is not in the dead set."""
+
+    code = "EMQ_NOT_DEAD"
+
+
+class VersionFenceError(EchoMQError):
+    """``{emq}:version`` holds another protocol version; ``.found`` is that value."""
+
+    code = "EMQ_VERSION_FENCE"
+
+    def __init__(self, message: str = "", code: Optional[str] = None, found: str = "") -> None:
+        super().__init__(message, code)
+        self.found = found
+
+
+class InvalidIdError(EchoMQError):
+    """Not a valid 14-byte branded id."""
+
+    code = "EMQ_INVALID_ID"
+
+
+class InvalidQueueError(EchoMQError):
+    """A queue name outside ``[A-Za-z0-9._-]{1,128}``, or ``emq``."""
+
+    code = "EMQ_INVALID_QUEUE"
+
+
+class InvalidArgumentError(EchoMQError, ValueError):
+    """A bad argument caught before the wire (zero lease, oversized payload, ...)."""
+
+    code = "EMQ_INVALID_ARGUMENT"
+
+
+class ConnectionError(EchoMQError, builtins.ConnectionError):  # noqa: A001
+    """The connection could not be made or was lost (also a builtin ConnectionError)."""
+
+    code = "EMQ_CONNECTION"
+
+
+class TimeoutError(EchoMQError, builtins.TimeoutError):  # noqa: A001
+    """The server did not answer in time (also a builtin TimeoutError)."""
+
+    code = "EMQ_TIMEOUT"
+
+
+class ProtocolError(EchoMQError):
+    """An ``EMQ*`` class word this version does not know; ``.word`` is that word."""
+
+    code = "EMQ_PROTOCOL"
+
+    def __init__(self, message: str = "", code: Optional[str] = None, word: str = "") -> None:
+        super().__init__(message, code)
+        self.word = word
+
+
+class ServerError(EchoMQError):
+    """Any other error reply from the server."""
+
+    code = "EMQ_SERVER"
+
+
+class JobActiveError(EchoMQError):
+    """``remove`` on a job that is currently active."""
+
+    code = "EMQ_JOB_ACTIVE"
+
+
+class BundleMismatchError(EchoMQError):
+    """Another runtime deployed different script bytes (with ``strict_bundle``)."""
+
+    code = "EMQ_BUNDLE_MISMATCH"
+
+
+class ClosedError(EchoMQError):
+    """The client (or worker) was closed."""
+
+    code = "EMQ_CLOSED"
+
+
+class Unrecoverable(Exception):
+    """Raise from a worker handler to send the job straight to dead (no retries)."""
+
+
+_BY_CODE: Dict[str, Type[EchoMQError]] = {
+    cls.code: cls
+    for cls in (
+        KindError,
+        StaleTokenError,
+        JobGoneError,
+        LeaseLostError,
+        NotDeadError,
+        VersionFenceError,
+        InvalidIdError,
+        InvalidQueueError,
+        InvalidArgumentError,
+        ConnectionError,
+        TimeoutError,
+        ProtocolError,
+        ServerError,
+        JobActiveError,
+        BundleMismatchError,
+        ClosedError,
+    )
+}
+
+
+def _from_native(code: str, message: str, detail: Optional[str]) -> EchoMQError:
+    """Called by the native module: the exception instance for a core error."""
+    cls = _BY_CODE.get(code, EchoMQError)
+    if cls is VersionFenceError:
+        return VersionFenceError(message, found=detail or "")
+    if cls is ProtocolError:
+        return ProtocolError(message, word=detail or "")
+    if cls is EchoMQError:
+        return EchoMQError(message, code)
+    return cls(message)

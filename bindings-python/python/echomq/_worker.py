@@ -1,0 +1,159 @@
+"""``echomq.Worker``: the core's worker with a Python handler.
+
+A plain function runs on the core's blocking threads, attached to the
+interpreter only while Python code runs. An ``async def`` handler runs on an
+asyncio loop: the caller's loop under ``await worker.run_async()``, or one
+event-loop thread per worker under the blocking ``run()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import signal
+import threading
+from types import FrameType
+from typing import Awaitable, Callable, Literal, Optional, Union
+
+from . import _native
+from ._aio import AsyncClient
+from ._errors import EchoMQError
+from ._native import Client, Job, WorkerStats
+
+__all__ = ["Worker", "Handler"]
+
+Handler = Callable[[Job], Optional[Awaitable[object]]]
+"""A function (or ``async def``) taking the claimed ``Job``. Returning means
+success; raising means failure (retried with ``str(exc)`` as ``last_error``);
+raising ``echomq.Unrecoverable`` sends the job straight to dead."""
+
+
+def _is_async(handler: object) -> bool:
+    if inspect.iscoroutinefunction(handler):
+        return True
+    call = getattr(handler, "__call__", None)  # noqa: B004
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+class Worker:
+    """Runs one queue: claims in batches up to ``concurrency``, runs ``handler``
+    per job, heartbeats leases, settles, and runs the promote/reap pumps."""
+
+    def __init__(
+        self,
+        client: Union[Client, AsyncClient],
+        queue: str,
+        handler: Handler,
+        *,
+        concurrency: int = 10,
+        lease_ms: int = 30000,
+        max_attempts: int = 5,
+        backoff: Literal["exponential", "fixed", "jitter"] = "exponential",
+        backoff_base_ms: int = 1000,
+        backoff_cap_ms: int = 60000,
+        pump_interval_ms: int = 1000,
+        idle_max_ms: int = 50,
+        shutdown_grace_ms: int = 10000,
+        handle_signals: bool = True,
+    ) -> None:
+        if not callable(handler):
+            raise TypeError("handler must be callable")
+        self._handler = handler
+        self._async = _is_async(handler)
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._handle_signals = handle_signals
+        native_client = client._native if isinstance(client, AsyncClient) else client
+        self._native = _native.NativeWorker(
+            native_client,
+            queue,
+            self._call_async if self._async else handler,
+            concurrency=concurrency,
+            lease_ms=lease_ms,
+            max_attempts=max_attempts,
+            backoff=backoff,
+            backoff_base_ms=backoff_base_ms,
+            backoff_cap_ms=backoff_cap_ms,
+            pump_interval_ms=pump_interval_ms,
+            idle_max_ms=idle_max_ms,
+            shutdown_grace_ms=shutdown_grace_ms,
+        )
+
+    def __repr__(self) -> str:
+        return f"<echomq.Worker queue={self.queue!r} {self.stats()!r}>"
+
+    @property
+    def queue(self) -> str:
+        return self._native.queue
+
+    def _call_async(self, job: Job) -> object:
+        # On a core blocking thread: submit to the loop and wait (the wait
+        # releases the GIL), re-raising the coroutine's exception.
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            raise EchoMQError("the async handler's event loop is not running")
+        coro = self._handler(job)
+        assert inspect.isawaitable(coro)
+        return asyncio.run_coroutine_threadsafe(_await(coro), loop).result()
+
+    def run(self) -> None:
+        """Run until ``stop()`` (or SIGTERM), then drain gracefully. Ctrl-C
+        (KeyboardInterrupt) also stops and drains, then re-raises."""
+        own_loop: Optional[asyncio.AbstractEventLoop] = None
+        thread: Optional[threading.Thread] = None
+        if self._async:
+            own_loop = asyncio.new_event_loop()
+            thread = threading.Thread(
+                target=own_loop.run_forever, name="echomq-worker-loop", daemon=True
+            )
+            thread.start()
+            self._loop = own_loop
+        restore = self._install_sigterm()
+        try:
+            self._native.run()
+        finally:
+            restore()
+            if own_loop is not None and thread is not None:
+                own_loop.call_soon_threadsafe(own_loop.stop)
+                thread.join()
+                own_loop.close()
+                self._loop = None
+
+    async def run_async(self) -> None:
+        """``run`` as a coroutine; an ``async def`` handler runs on this loop.
+        Cancelling the awaiting task stops the worker (it drains in the background)."""
+        if self._async:
+            self._loop = asyncio.get_running_loop()
+        try:
+            await self._native.run_async()
+        except asyncio.CancelledError:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop claiming; in-flight jobs finish within ``shutdown_grace_ms``.
+        Non-blocking; callable from any thread or a signal handler."""
+        self._native.stop()
+
+    def is_stopping(self) -> bool:
+        return self._native.is_stopping()
+
+    def stats(self) -> WorkerStats:
+        """``claimed, completed, retried, dead, lease_lost, in_flight``."""
+        return self._native.stats()
+
+    def _install_sigterm(self) -> Callable[[], None]:
+        if not self._handle_signals or threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous not in (signal.SIG_DFL, None):
+            return lambda: None  # the application handles SIGTERM itself
+
+        def on_sigterm(signum: int, frame: Optional[FrameType]) -> None:
+            self.stop()
+
+        signal.signal(signal.SIGTERM, on_sigterm)
+        return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+async def _await(awaitable: Awaitable[object]) -> object:
+    return await awaitable

@@ -1,0 +1,420 @@
+//! The asyncio side: every verb spawns the core future on the core's tokio
+//! runtime and returns an `asyncio.Future` of the running loop; on completion
+//! the result is handed back with `loop.call_soon_threadsafe`. No thread per
+//! call, no extra crates. `echomq/_aio.py` wraps these into coroutines.
+
+use std::future::Future;
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyList;
+
+use crate::client::{browse_args, enqueue_verdicts, verdicts};
+use crate::errors::exception;
+use crate::types::*;
+
+static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static RESOLVE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Run `fut` on the core runtime; the returned asyncio future (of the loop
+/// running now) gets `convert(value)` or the typed exception.
+pub fn future_into_py<'py, F, T, C>(
+    py: Python<'py>,
+    fut: F,
+    convert: C,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = echomq::Result<T>> + Send + 'static,
+    T: Send + 'static,
+    C: for<'a> FnOnce(Python<'a>, T) -> PyResult<Bound<'a, PyAny>> + Send + 'static,
+{
+    let event_loop = GET_RUNNING_LOOP
+        .import(py, "asyncio", "get_running_loop")?
+        .call0()?;
+    let py_future = event_loop.call_method0("create_future")?;
+    let (event_loop, target) = (event_loop.unbind(), py_future.clone().unbind());
+    echomq::runtime::runtime().spawn(async move {
+        let outcome = fut.await;
+        Python::attach(move |py| {
+            let (ok, value) = match outcome {
+                Ok(v) => match convert(py, v) {
+                    Ok(v) => (true, v),
+                    Err(e) => (false, e.into_value(py).into_bound(py).into_any()),
+                },
+                Err(e) => (false, exception(py, &e)),
+            };
+            let handed = RESOLVE
+                .import(py, "echomq._aio", "_resolve")
+                .and_then(|resolve| {
+                    event_loop.bind(py).call_method1(
+                        "call_soon_threadsafe",
+                        (resolve, target.bind(py), ok, value),
+                    )
+                });
+            // A closed loop cannot take the answer; nobody is waiting for it.
+            drop(handed);
+        });
+    });
+    Ok(py_future)
+}
+
+fn none(py: Python<'_>, _: ()) -> PyResult<Bound<'_, PyAny>> {
+    Ok(py.None().into_bound(py))
+}
+
+fn enqueued(py: Python<'_>, e: echomq::Enqueued) -> PyResult<Bound<'_, PyAny>> {
+    Ok(Bound::new(py, Enqueued::from(e))?.into_any())
+}
+
+fn count(py: Python<'_>, n: u64) -> PyResult<Bound<'_, PyAny>> {
+    Ok(n.into_pyobject(py)?.into_any())
+}
+
+fn flag(py: Python<'_>, b: bool) -> PyResult<Bound<'_, PyAny>> {
+    Ok(pyo3::types::PyBool::new(py, b).to_owned().into_any())
+}
+
+#[pyfunction]
+#[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=5000,
+    response_timeout_ms=30000, max_payload=echomq::DEFAULT_MAX_PAYLOAD, strict_bundle=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn connect_async(
+    py: Python<'_>,
+    url: String,
+    node_id: Option<u16>,
+    client_name: Option<String>,
+    connect_timeout_ms: u64,
+    response_timeout_ms: u64,
+    max_payload: usize,
+    strict_bundle: bool,
+) -> PyResult<Bound<'_, PyAny>> {
+    let options = connect_options(
+        node_id,
+        client_name,
+        connect_timeout_ms,
+        response_timeout_ms,
+        max_payload,
+        strict_bundle,
+    );
+    future_into_py(
+        py,
+        async move { echomq::Client::connect(&url, options).await },
+        |py, inner| Ok(Bound::new(py, NativeAsyncClient { inner })?.into_any()),
+    )
+}
+
+/// The asyncio client's native half (use `echomq.AsyncClient`).
+#[pyclass(frozen, module = "echomq._native")]
+pub struct NativeAsyncClient {
+    pub inner: echomq::Client,
+}
+
+#[pymethods]
+impl NativeAsyncClient {
+    #[getter]
+    fn node_id(&self) -> u16 {
+        self.inner.node_id()
+    }
+
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
+        self.inner
+            .bundle_mismatches()
+            .into_iter()
+            .map(Into::into)
+            .collect()
+    }
+
+    fn enqueue<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        payload: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let payload = crate::types::payload(payload)?;
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.enqueue(&queue, payload).await },
+            enqueued,
+        )
+    }
+
+    fn enqueue_with_id<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        id: String,
+        payload: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let payload = crate::types::payload(payload)?;
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.enqueue_with_id(&queue, &id, payload).await },
+            enqueued,
+        )
+    }
+
+    fn enqueue_at<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        payload: &Bound<'py, PyAny>,
+        run_at_ms: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let payload = crate::types::payload(payload)?;
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.enqueue_at(&queue, payload, run_at_ms).await },
+            enqueued,
+        )
+    }
+
+    fn enqueue_in<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        payload: &Bound<'py, PyAny>,
+        delay_ms: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let payload = crate::types::payload(payload)?;
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.enqueue_in(&queue, payload, delay_ms).await },
+            enqueued,
+        )
+    }
+
+    fn enqueue_many<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        payloads: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let payloads = crate::types::payloads(payloads)?;
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.enqueue_many(&queue, &payloads).await },
+            |py, answers| Ok(enqueue_verdicts(py, answers)?.into_any()),
+        )
+    }
+
+    fn claim<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        lease_ms: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.claim(&queue, lease_ms).await },
+            |py, job| match job {
+                Some(j) => Ok(Bound::new(py, Job::new(py, &j))?.into_any()),
+                None => Ok(py.None().into_bound(py)),
+            },
+        )
+    }
+
+    fn claim_many<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        max: u64,
+        lease_ms: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.claim_many(&queue, max, lease_ms).await },
+            |py, jobs| {
+                let items = jobs
+                    .iter()
+                    .map(|j| Bound::new(py, Job::new(py, j)))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok(PyList::new(py, items)?.into_any())
+            },
+        )
+    }
+
+    fn complete<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        id: String,
+        token: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.complete(&queue, &id, token).await },
+            none,
+        )
+    }
+
+    fn complete_many<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        jobs: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let jobs = id_tokens(jobs)?;
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.complete_many(&queue, &as_refs(&jobs)).await },
+            |py, answers| Ok(verdicts(py, answers)?.into_any()),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn retry<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        id: String,
+        token: u64,
+        delay_ms: u64,
+        max_attempts: u64,
+        error: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move {
+                c.retry(&queue, &id, token, delay_ms, max_attempts, &error)
+                    .await
+            },
+            |py, outcome| Ok(pyo3::types::PyString::new(py, outcome.as_str()).into_any()),
+        )
+    }
+
+    fn extend<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        id: String,
+        token: u64,
+        lease_ms: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.extend(&queue, &id, token, lease_ms).await },
+            none,
+        )
+    }
+
+    fn extend_many<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        jobs: &Bound<'py, PyAny>,
+        lease_ms: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let jobs = id_tokens(jobs)?;
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.extend_many(&queue, &as_refs(&jobs), lease_ms).await },
+            |py, answers| Ok(verdicts(py, answers)?.into_any()),
+        )
+    }
+
+    #[pyo3(signature = (queue, limit=1000))]
+    fn promote<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        limit: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(py, async move { c.promote(&queue, limit).await }, count)
+    }
+
+    #[pyo3(signature = (queue, limit=1000))]
+    fn reap<'py>(&self, py: Python<'py>, queue: String, limit: u64) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(py, async move { c.reap(&queue, limit).await }, count)
+    }
+
+    fn counts<'py>(&self, py: Python<'py>, queue: String) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(py, async move { c.counts(&queue).await }, |py, counts| {
+            Ok(Bound::new(py, Counts::from(counts))?.into_any())
+        })
+    }
+
+    fn job<'py>(&self, py: Python<'py>, queue: String, id: String) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.job(&queue, &id).await },
+            |py, row| match row {
+                Some(r) => Ok(Bound::new(py, JobInfo::new(py, r))?.into_any()),
+                None => Ok(py.None().into_bound(py)),
+            },
+        )
+    }
+
+    #[pyo3(signature = (queue, set, newest_first=false, limit=100, range=None))]
+    fn browse<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        set: String,
+        newest_first: bool,
+        limit: u64,
+        range: Option<(u64, u64)>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (set, range) = browse_args(&set, range)?;
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.browse(&queue, set, newest_first, limit, range).await },
+            |py, ids| Ok(PyList::new(py, ids.iter().map(|i| i.as_str()))?.into_any()),
+        )
+    }
+
+    fn pause<'py>(&self, py: Python<'py>, queue: String) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(py, async move { c.pause(&queue).await }, none)
+    }
+
+    fn resume<'py>(&self, py: Python<'py>, queue: String) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(py, async move { c.resume(&queue).await }, none)
+    }
+
+    fn is_paused<'py>(&self, py: Python<'py>, queue: String) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(py, async move { c.is_paused(&queue).await }, flag)
+    }
+
+    fn requeue_dead<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        id: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(py, async move { c.requeue_dead(&queue, &id).await }, none)
+    }
+
+    fn remove<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        id: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(py, async move { c.remove(&queue, &id).await }, none)
+    }
+}

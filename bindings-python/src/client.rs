@@ -1,0 +1,340 @@
+//! `echomq.Client`: the blocking client. Every verb releases the GIL for its
+//! network I/O, so Python threads sharing one client run in parallel.
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use echomq::{blocking, BrowseSet, TimeRange};
+
+use crate::errors::{err, exception};
+use crate::types::*;
+
+/// A blocking connection to one EchoMQ deployment (thread-safe; share it).
+#[pyclass(frozen, module = "echomq")]
+pub struct Client {
+    pub inner: blocking::Client,
+}
+
+/// Shared by both clients: turn a per-job verdict list into Python values
+/// (`None` for success, an exception instance for a failure).
+pub fn verdicts<'py>(
+    py: Python<'py>,
+    answers: Vec<echomq::Result<()>>,
+) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(
+        py,
+        answers.into_iter().map(|a| match a {
+            Ok(()) => py.None().into_bound(py),
+            Err(e) => exception(py, &e),
+        }),
+    )
+}
+
+pub fn enqueue_verdicts<'py>(
+    py: Python<'py>,
+    answers: Vec<echomq::Result<echomq::Enqueued>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let items: Vec<Bound<'py, PyAny>> = answers
+        .into_iter()
+        .map(|a| match a {
+            Ok(e) => Ok(Bound::new(py, Enqueued::from(e))?.into_any()),
+            Err(e) => Ok(exception(py, &e)),
+        })
+        .collect::<PyResult<_>>()?;
+    PyList::new(py, items)
+}
+
+pub fn browse_args(
+    set: &str,
+    range: Option<(u64, u64)>,
+) -> PyResult<(BrowseSet, Option<TimeRange>)> {
+    Ok((
+        BrowseSet::parse(set).map_err(err)?,
+        range.map(|(from_ms, to_ms)| TimeRange { from_ms, to_ms }),
+    ))
+}
+
+#[pyfunction]
+#[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=5000,
+    response_timeout_ms=30000, max_payload=echomq::DEFAULT_MAX_PAYLOAD, strict_bundle=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn connect(
+    py: Python<'_>,
+    url: String,
+    node_id: Option<u16>,
+    client_name: Option<String>,
+    connect_timeout_ms: u64,
+    response_timeout_ms: u64,
+    max_payload: usize,
+    strict_bundle: bool,
+) -> PyResult<Client> {
+    let options = connect_options(
+        node_id,
+        client_name,
+        connect_timeout_ms,
+        response_timeout_ms,
+        max_payload,
+        strict_bundle,
+    );
+    let inner = py
+        .detach(|| blocking::Client::connect(&url, options))
+        .map_err(err)?;
+    Ok(Client { inner })
+}
+
+#[pymethods]
+impl Client {
+    #[getter]
+    fn node_id(&self) -> u16 {
+        self.inner.node_id()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<echomq.Client node_id={}>", self.inner.node_id())
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) {
+        self.inner.close();
+    }
+
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
+        self.inner
+            .bundle_mismatches()
+            .into_iter()
+            .map(Into::into)
+            .collect()
+    }
+
+    fn enqueue(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        payload: &Bound<'_, PyAny>,
+    ) -> PyResult<Enqueued> {
+        let payload = crate::types::payload(payload)?;
+        let c = &self.inner;
+        Ok(py
+            .detach(|| c.enqueue(&queue, &payload))
+            .map_err(err)?
+            .into())
+    }
+
+    fn enqueue_with_id(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        id: String,
+        payload: &Bound<'_, PyAny>,
+    ) -> PyResult<Enqueued> {
+        let payload = crate::types::payload(payload)?;
+        let c = &self.inner;
+        Ok(py
+            .detach(|| c.enqueue_with_id(&queue, &id, &payload))
+            .map_err(err)?
+            .into())
+    }
+
+    fn enqueue_at(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        payload: &Bound<'_, PyAny>,
+        run_at_ms: u64,
+    ) -> PyResult<Enqueued> {
+        let payload = crate::types::payload(payload)?;
+        let c = &self.inner;
+        Ok(py
+            .detach(|| c.enqueue_at(&queue, &payload, run_at_ms))
+            .map_err(err)?
+            .into())
+    }
+
+    fn enqueue_in(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        payload: &Bound<'_, PyAny>,
+        delay_ms: u64,
+    ) -> PyResult<Enqueued> {
+        let payload = crate::types::payload(payload)?;
+        let c = &self.inner;
+        Ok(py
+            .detach(|| c.enqueue_in(&queue, &payload, delay_ms))
+            .map_err(err)?
+            .into())
+    }
+
+    fn enqueue_many<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        payloads: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let payloads = crate::types::payloads(payloads)?;
+        let c = &self.inner;
+        let answers = py
+            .detach(|| c.enqueue_many(&queue, &payloads))
+            .map_err(err)?;
+        enqueue_verdicts(py, answers)
+    }
+
+    fn claim(&self, py: Python<'_>, queue: String, lease_ms: u64) -> PyResult<Option<Job>> {
+        let c = &self.inner;
+        let job = py.detach(|| c.claim(&queue, lease_ms)).map_err(err)?;
+        Ok(job.map(|j| Job::new(py, &j)))
+    }
+
+    fn claim_many(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        max: u64,
+        lease_ms: u64,
+    ) -> PyResult<Vec<Job>> {
+        let c = &self.inner;
+        let jobs = py
+            .detach(|| c.claim_many(&queue, max, lease_ms))
+            .map_err(err)?;
+        Ok(jobs.iter().map(|j| Job::new(py, j)).collect())
+    }
+
+    fn complete(&self, py: Python<'_>, queue: String, id: String, token: u64) -> PyResult<()> {
+        let c = &self.inner;
+        py.detach(|| c.complete(&queue, &id, token)).map_err(err)
+    }
+
+    fn complete_many<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        jobs: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let jobs = id_tokens(jobs)?;
+        let c = &self.inner;
+        let answers = py
+            .detach(|| c.complete_many(&queue, &as_refs(&jobs)))
+            .map_err(err)?;
+        verdicts(py, answers)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn retry(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        id: String,
+        token: u64,
+        delay_ms: u64,
+        max_attempts: u64,
+        error: String,
+    ) -> PyResult<&'static str> {
+        let c = &self.inner;
+        let outcome = py
+            .detach(|| c.retry(&queue, &id, token, delay_ms, max_attempts, &error))
+            .map_err(err)?;
+        Ok(outcome.as_str())
+    }
+
+    fn extend(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        id: String,
+        token: u64,
+        lease_ms: u64,
+    ) -> PyResult<()> {
+        let c = &self.inner;
+        py.detach(|| c.extend(&queue, &id, token, lease_ms))
+            .map_err(err)
+    }
+
+    fn extend_many<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        jobs: &Bound<'py, PyAny>,
+        lease_ms: u64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let jobs = id_tokens(jobs)?;
+        let c = &self.inner;
+        let answers = py
+            .detach(|| c.extend_many(&queue, &as_refs(&jobs), lease_ms))
+            .map_err(err)?;
+        verdicts(py, answers)
+    }
+
+    #[pyo3(signature = (queue, limit=1000))]
+    fn promote(&self, py: Python<'_>, queue: String, limit: u64) -> PyResult<u64> {
+        let c = &self.inner;
+        py.detach(|| c.promote(&queue, limit)).map_err(err)
+    }
+
+    #[pyo3(signature = (queue, limit=1000))]
+    fn reap(&self, py: Python<'_>, queue: String, limit: u64) -> PyResult<u64> {
+        let c = &self.inner;
+        py.detach(|| c.reap(&queue, limit)).map_err(err)
+    }
+
+    fn counts(&self, py: Python<'_>, queue: String) -> PyResult<Counts> {
+        let c = &self.inner;
+        Ok(py.detach(|| c.counts(&queue)).map_err(err)?.into())
+    }
+
+    fn job(&self, py: Python<'_>, queue: String, id: String) -> PyResult<Option<JobInfo>> {
+        let c = &self.inner;
+        let row = py.detach(|| c.job(&queue, &id)).map_err(err)?;
+        Ok(row.map(|r| JobInfo::new(py, r)))
+    }
+
+    #[pyo3(signature = (queue, set, newest_first=false, limit=100, range=None))]
+    fn browse(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        set: String,
+        newest_first: bool,
+        limit: u64,
+        range: Option<(u64, u64)>,
+    ) -> PyResult<Vec<String>> {
+        let (set, range) = browse_args(&set, range)?;
+        let c = &self.inner;
+        let ids = py
+            .detach(|| c.browse(&queue, set, newest_first, limit, range))
+            .map_err(err)?;
+        Ok(ids.iter().map(|i| i.to_string()).collect())
+    }
+
+    fn pause(&self, py: Python<'_>, queue: String) -> PyResult<()> {
+        let c = &self.inner;
+        py.detach(|| c.pause(&queue)).map_err(err)
+    }
+
+    fn resume(&self, py: Python<'_>, queue: String) -> PyResult<()> {
+        let c = &self.inner;
+        py.detach(|| c.resume(&queue)).map_err(err)
+    }
+
+    fn is_paused(&self, py: Python<'_>, queue: String) -> PyResult<bool> {
+        let c = &self.inner;
+        py.detach(|| c.is_paused(&queue)).map_err(err)
+    }
+
+    fn requeue_dead(&self, py: Python<'_>, queue: String, id: String) -> PyResult<()> {
+        let c = &self.inner;
+        py.detach(|| c.requeue_dead(&queue, &id)).map_err(err)
+    }
+
+    fn remove(&self, py: Python<'_>, queue: String, id: String) -> PyResult<()> {
+        let c = &self.inner;
+        py.detach(|| c.remove(&queue, &id)).map_err(err)
+    }
+}

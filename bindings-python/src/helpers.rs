@@ -1,0 +1,137 @@
+//! The pure helpers of docs/API.md (no server): ids, keys, slot.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+
+use echomq::keys::{self, KeyClass as Class, KeyType, ReserveKey};
+use echomq::{id, BrandedId};
+
+use crate::errors::err;
+use crate::types::{KeyClass, ParsedId};
+
+fn key_bytes(key: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(b) = key.cast::<PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    if let Ok(s) = key.cast::<PyString>() {
+        return Ok(s.to_cow()?.as_bytes().to_vec());
+    }
+    Err(PyTypeError::new_err("key must be str or bytes"))
+}
+
+#[pyfunction]
+#[pyo3(signature = (node_id=None))]
+pub fn mint_job_id(node_id: Option<u16>) -> PyResult<String> {
+    let minted = match node_id {
+        Some(n) => id::mint_job_id_with(n).map_err(err)?,
+        None => id::mint_job_id(),
+    };
+    Ok(minted.to_string())
+}
+
+#[pyfunction]
+pub fn parse_id(text: String) -> PyResult<ParsedId> {
+    let id = BrandedId::parse(&text).map_err(err)?;
+    Ok(ParsedId {
+        namespace: id.namespace().to_string(),
+        snowflake: id.snowflake(),
+        minted_at_ms: id.minted_at_ms(),
+    })
+}
+
+#[pyfunction]
+pub fn is_valid_id(text: &Bound<'_, PyAny>) -> bool {
+    text.extract::<String>()
+        .map(|t| id::is_valid_id(&t))
+        .unwrap_or(false)
+}
+
+#[pyfunction]
+pub fn encode_id(namespace: String, snowflake: u64) -> PyResult<String> {
+    Ok(BrandedId::new(&namespace, snowflake)
+        .map_err(err)?
+        .to_string())
+}
+
+#[pyfunction]
+pub fn lex_bound(unix_ms: u64) -> String {
+    id::lex_bound(unix_ms)
+}
+
+#[pyfunction]
+pub fn is_valid_queue(name: &Bound<'_, PyAny>) -> bool {
+    name.extract::<String>()
+        .map(|n| keys::is_valid_queue(&n))
+        .unwrap_or(false)
+}
+
+#[pyfunction]
+#[pyo3(name = "queue_key")]
+pub fn queue_key(queue: String, r#type: String) -> PyResult<String> {
+    let key_type = KeyType::parse(&r#type).ok_or_else(|| {
+        err(echomq::Error::new(
+            echomq::ErrorKind::InvalidArgument,
+            format!(
+                "unknown key type {type:?}: expected pending, active, schedule, dead or meta",
+                type = r#type
+            ),
+        ))
+    })?;
+    keys::queue_key(&queue, key_type).map_err(err)
+}
+
+#[pyfunction]
+pub fn job_key(queue: String, id: String) -> PyResult<String> {
+    keys::job_key(&queue, &id).map_err(err)
+}
+
+#[pyfunction]
+pub fn classify(key: &Bound<'_, PyAny>) -> PyResult<KeyClass> {
+    let raw = key_bytes(key)?;
+    let named = |class: &str| KeyClass {
+        class_: class.to_string(),
+        ..KeyClass::default()
+    };
+    Ok(match keys::classify_bytes(&raw) {
+        Class::Queue { queue, key_type } => KeyClass {
+            queue: Some(queue),
+            key_type: Some(key_type.as_str().to_string()),
+            ..named("queue")
+        },
+        Class::Job { queue, id } => KeyClass {
+            queue: Some(queue),
+            id: Some(id.to_string()),
+            ..named("job")
+        },
+        Class::Metric { queue, metric } => KeyClass {
+            queue: Some(queue),
+            member: Some(metric.as_str().to_string()),
+            ..named("metric")
+        },
+        Class::Reserve(member) => {
+            let (member, queue) = match member {
+                ReserveKey::Version => ("version", None),
+                ReserveKey::Locks => ("locks", None),
+                ReserveKey::Bundle => ("bundle", None),
+                ReserveKey::Migration(q) => ("migration", Some(q)),
+            };
+            KeyClass {
+                queue,
+                member: Some(member.to_string()),
+                ..named("reserve")
+            }
+        }
+        Class::Unclassified => named("unclassified"),
+    })
+}
+
+#[pyfunction]
+pub fn slot(key: &Bound<'_, PyAny>) -> PyResult<u16> {
+    Ok(echomq::slot::slot(&key_bytes(key)?))
+}
+
+#[pyfunction]
+pub fn protocol_version() -> &'static str {
+    echomq::PROTOCOL_VERSION
+}

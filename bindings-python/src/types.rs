@@ -1,0 +1,385 @@
+//! The small typed values the Python API hands back, and the argument
+//! conversions (payloads, job lists, connect options). Conversion only.
+
+use std::time::Duration;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
+
+// ---- payloads --------------------------------------------------------------
+
+/// A payload borrowed from Python (`bytes`, `str` as UTF-8) or copied
+/// (`bytearray`, `memoryview`). `Send`, so it can cross a GIL release.
+pub enum Payload {
+    Bytes(PyBackedBytes),
+    Str(PyBackedStr),
+    Owned(Vec<u8>),
+}
+
+impl AsRef<[u8]> for Payload {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Payload::Bytes(b) => b.as_ref(),
+            Payload::Str(s) => s.as_bytes(),
+            Payload::Owned(v) => v,
+        }
+    }
+}
+
+/// Convert one payload; anything else is a `TypeError` before any I/O.
+pub fn payload(obj: &Bound<'_, PyAny>) -> PyResult<Payload> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Payload::Bytes(PyBackedBytes::from(b.clone())));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Payload::Str(PyBackedStr::try_from(s.clone())?));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Payload::Owned(b.to_vec()));
+    }
+    if obj.cast::<PyMemoryView>().is_ok() {
+        let bytes = obj.call_method0("tobytes")?;
+        return Ok(Payload::Bytes(PyBackedBytes::from(
+            bytes.cast_into::<PyBytes>()?,
+        )));
+    }
+    Err(PyTypeError::new_err(format!(
+        "payload must be bytes, str, bytearray or memoryview, not {}",
+        type_name(obj)
+    )))
+}
+
+/// Convert a sequence of payloads (every one is checked before any I/O).
+pub fn payloads(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Payload>> {
+    if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "payloads must be a sequence of payloads, not a single bytes or str",
+        ));
+    }
+    obj.try_iter()?.map(|item| payload(&item?)).collect()
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// `(id, token)` pairs from tuples or claimed `Job` objects.
+pub fn id_tokens(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u64)>> {
+    obj.try_iter()?
+        .map(|item| {
+            let item = item?;
+            if let Ok(job) = item.cast::<Job>() {
+                let job = job.get();
+                return Ok((job.id.clone(), job.token));
+            }
+            item.extract::<(String, u64)>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "expected a Job or an (id, token) tuple, not {}",
+                    type_name(&item)
+                ))
+            })
+        })
+        .collect()
+}
+
+pub fn as_refs(pairs: &[(String, u64)]) -> Vec<(&str, u64)> {
+    pairs.iter().map(|(id, t)| (id.as_str(), *t)).collect()
+}
+
+// ---- connect options -----------------------------------------------------------
+
+pub fn connect_options(
+    node_id: Option<u16>,
+    client_name: Option<String>,
+    connect_timeout_ms: u64,
+    response_timeout_ms: u64,
+    max_payload: usize,
+    strict_bundle: bool,
+) -> echomq::ConnectOptions {
+    echomq::ConnectOptions {
+        node_id,
+        client_name,
+        connect_timeout: Duration::from_millis(connect_timeout_ms),
+        response_timeout: (response_timeout_ms > 0)
+            .then(|| Duration::from_millis(response_timeout_ms)),
+        max_payload,
+        strict_bundle,
+    }
+}
+
+// ---- answers ---------------------------------------------------------------
+
+fn repr_of(py: Python<'_>, obj: &Py<PyBytes>) -> String {
+    let text = obj
+        .bind(py)
+        .repr()
+        .map(|r| r.to_string())
+        .unwrap_or_default();
+    if text.chars().count() > 60 {
+        let cut: String = text.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}
+
+fn opt_repr(v: &Option<String>) -> String {
+    match v {
+        Some(s) => format!("{s:?}").replace('"', "'"),
+        None => "None".into(),
+    }
+}
+
+/// The answer to an enqueue: the id (the producer's receipt) and whether a
+/// row with that id already existed.
+#[pyclass(frozen, get_all, eq, hash, module = "echomq")]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Enqueued {
+    pub id: String,
+    pub duplicate: bool,
+}
+
+#[pymethods]
+impl Enqueued {
+    fn __repr__(&self) -> String {
+        let dup = if self.duplicate { "True" } else { "False" };
+        format!("Enqueued(id='{}', duplicate={dup})", self.id)
+    }
+}
+
+impl From<echomq::Enqueued> for Enqueued {
+    fn from(e: echomq::Enqueued) -> Self {
+        Enqueued {
+            id: e.id.to_string(),
+            duplicate: e.duplicate,
+        }
+    }
+}
+
+/// A claimed job: settle it with its `id` and `token`.
+#[pyclass(frozen, get_all, module = "echomq")]
+pub struct Job {
+    pub id: String,
+    pub payload: Py<PyBytes>,
+    pub token: u64,
+}
+
+#[pymethods]
+impl Job {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "Job(id='{}', token={}, payload={})",
+            self.id,
+            self.token,
+            repr_of(py, &self.payload)
+        )
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
+        match other.cast::<Job>() {
+            Ok(o) => {
+                let o = o.get();
+                o.id == self.id
+                    && o.token == self.token
+                    && o.payload.bind(py).as_bytes() == self.payload.bind(py).as_bytes()
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+impl Job {
+    pub fn new(py: Python<'_>, job: &echomq::Job) -> Job {
+        Job {
+            id: job.id.to_string(),
+            payload: PyBytes::new(py, &job.payload).unbind(),
+            token: job.token,
+        }
+    }
+}
+
+/// Sizes of a queue's four sets and its two counters.
+#[pyclass(frozen, get_all, eq, hash, module = "echomq")]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Counts {
+    pub pending: u64,
+    pub active: u64,
+    pub scheduled: u64,
+    pub dead: u64,
+    pub completed: u64,
+    pub failed: u64,
+}
+
+#[pymethods]
+impl Counts {
+    fn __repr__(&self) -> String {
+        format!(
+            "Counts(pending={}, active={}, scheduled={}, dead={}, completed={}, failed={})",
+            self.pending, self.active, self.scheduled, self.dead, self.completed, self.failed
+        )
+    }
+}
+
+impl From<echomq::Counts> for Counts {
+    fn from(c: echomq::Counts) -> Self {
+        Counts {
+            pending: c.pending,
+            active: c.active,
+            scheduled: c.scheduled,
+            dead: c.dead,
+            completed: c.completed,
+            failed: c.failed,
+        }
+    }
+}
+
+/// A job row as stored.
+#[pyclass(frozen, get_all, module = "echomq")]
+pub struct JobInfo {
+    pub id: String,
+    /// `pending`, `active`, `scheduled` or `dead`.
+    pub state: String,
+    pub attempts: u64,
+    pub payload: Py<PyBytes>,
+    pub last_error: Option<String>,
+}
+
+#[pymethods]
+impl JobInfo {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "JobInfo(id='{}', state='{}', attempts={}, payload={}, last_error={})",
+            self.id,
+            self.state,
+            self.attempts,
+            repr_of(py, &self.payload),
+            opt_repr(&self.last_error)
+        )
+    }
+}
+
+impl JobInfo {
+    pub fn new(py: Python<'_>, info: echomq::JobInfo) -> JobInfo {
+        JobInfo {
+            id: info.id.to_string(),
+            state: info.state.as_str().to_string(),
+            attempts: info.attempts,
+            payload: PyBytes::new(py, &info.payload).unbind(),
+            last_error: info.last_error,
+        }
+    }
+}
+
+/// A field of `{emq}:bundle` another runtime recorded with a different SHA.
+#[pyclass(frozen, get_all, eq, hash, module = "echomq")]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct BundleMismatch {
+    pub field: String,
+    pub ours: String,
+    pub theirs: String,
+}
+
+#[pymethods]
+impl BundleMismatch {
+    fn __repr__(&self) -> String {
+        format!(
+            "BundleMismatch(field='{}', ours='{}', theirs='{}')",
+            self.field, self.ours, self.theirs
+        )
+    }
+}
+
+impl From<echomq::BundleMismatch> for BundleMismatch {
+    fn from(m: echomq::BundleMismatch) -> Self {
+        BundleMismatch {
+            field: m.field,
+            ours: m.ours,
+            theirs: m.theirs,
+        }
+    }
+}
+
+/// A worker's counters.
+#[pyclass(frozen, get_all, eq, hash, module = "echomq")]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct WorkerStats {
+    pub claimed: u64,
+    pub completed: u64,
+    pub retried: u64,
+    pub dead: u64,
+    pub lease_lost: u64,
+    pub in_flight: u64,
+}
+
+#[pymethods]
+impl WorkerStats {
+    fn __repr__(&self) -> String {
+        format!(
+            "WorkerStats(claimed={}, completed={}, retried={}, dead={}, lease_lost={}, in_flight={})",
+            self.claimed, self.completed, self.retried, self.dead, self.lease_lost, self.in_flight
+        )
+    }
+}
+
+impl From<echomq::WorkerStats> for WorkerStats {
+    fn from(s: echomq::WorkerStats) -> Self {
+        WorkerStats {
+            claimed: s.claimed,
+            completed: s.completed,
+            retried: s.retried,
+            dead: s.dead,
+            lease_lost: s.lease_lost,
+            in_flight: s.in_flight,
+        }
+    }
+}
+
+/// The parts of a branded id.
+#[pyclass(frozen, get_all, eq, hash, module = "echomq")]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ParsedId {
+    pub namespace: String,
+    pub snowflake: u64,
+    pub minted_at_ms: u64,
+}
+
+#[pymethods]
+impl ParsedId {
+    fn __repr__(&self) -> String {
+        format!(
+            "ParsedId(namespace='{}', snowflake={}, minted_at_ms={})",
+            self.namespace, self.snowflake, self.minted_at_ms
+        )
+    }
+}
+
+/// What a key is, by the key grammar. `class_` is `queue`, `job`, `metric`,
+/// `reserve` or `unclassified`.
+#[pyclass(frozen, get_all, eq, hash, module = "echomq")]
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct KeyClass {
+    pub class_: String,
+    pub queue: Option<String>,
+    pub key_type: Option<String>,
+    pub id: Option<String>,
+    pub member: Option<String>,
+}
+
+#[pymethods]
+impl KeyClass {
+    fn __repr__(&self) -> String {
+        format!(
+            "KeyClass(class_='{}', queue={}, key_type={}, id={}, member={})",
+            self.class_,
+            opt_repr(&self.queue),
+            opt_repr(&self.key_type),
+            opt_repr(&self.id),
+            opt_repr(&self.member)
+        )
+    }
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Create (or refresh) a virtualenv with the echomq Python package installed
+# the way a user installs it (`pip install ./bindings-python`: maturin builds
+# the abi3 wheel in an isolated env, using the shared cargo target dir).
+#
+#   bash scripts/python-env.sh [--fresh] [--venv DIR] [PIP_PACKAGE...]
+#
+# Default DIR is $ROOT/.venv. --fresh deletes DIR first. Extra arguments are
+# pip requirements to install alongside (e.g. pytest mypy redis). Progress goes
+# to stderr; the venv's python path is the only line on stdout, so:
+#   PY=$(bash scripts/python-env.sh) && "$PY" examples/polyglot/producer.py 100
+source "$(dirname "$0")/lib.sh"
+
+venv="$ROOT/.venv"
+fresh=0
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --fresh) fresh=1 ;;
+    --venv) venv="$2"; shift ;;
+    *) extra+=("$1") ;;
+  esac
+  shift
+done
+
+{
+  py=python3
+  command -v "$py" >/dev/null || { apt_install python3 python3-venv; }
+  if [ "$fresh" = 1 ]; then rm -rf "$venv"; fi
+  if [ ! -x "$venv/bin/python" ]; then
+    say "python: creating virtualenv $venv"
+    "$py" -m venv "$venv" || { apt_install python3-venv; rm -rf "$venv"; "$py" -m venv "$venv"; }
+  fi
+  pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
+  say "python: pip install ./bindings-python (maturin, release, CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+  "${pip[@]}" install --force-reinstall --no-deps "$ROOT/bindings-python"
+  if [ ${#extra[@]} -gt 0 ]; then
+    say "python: pip install ${extra[*]}"
+    "${pip[@]}" install "${extra[@]}"
+  fi
+} >&2
+echo "$venv/bin/python"
