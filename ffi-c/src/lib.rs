@@ -1,1 +1,33 @@
-//! Placeholder: filled in by its issue.
+//! The C ABI of EchoMQ: `libechomq.so`, `libechomq.a` and `include/echomq.h`
+//! (generated from this crate by cbindgen; see `ffi-c/cbindgen.toml`).
+//!
+//! Thin by design: every function converts its C arguments, calls the core's
+//! blocking client (`echomq::blocking::Client`), the worker or a pure helper,
+//! and converts the answer back. Protocol logic lives in the core only.
+//!
+//! The boundary rules, written once and applied by every function:
+//! - every fallible function runs inside [`guard::guard`]: it catches panics,
+//!   maps errors to an `emq_status` and an optional `emq_error`;
+//! - NULL pointers, non-UTF-8 strings and bad lengths are status codes;
+//! - everything handed to C is released by its matching `emq_*_free`.
+//!
+//! The functions are `unsafe extern "C"`: their safety contract (valid or
+//! NULL pointers, NUL-terminated strings, lengths that match their buffers)
+//! is stated once in the header's preamble rather than on every function.
+#![allow(non_camel_case_types, clippy::missing_safety_doc)]
+
+mod client;
+mod guard;
+mod pure;
+mod status;
+mod types;
+mod worker;
+
+#[cfg(test)]
+mod tests;
+
+pub use client::*;
+pub use pure::*;
+pub use status::*;
+pub use types::*;
+pub use worker::*;

@@ -1,0 +1,724 @@
+//! `emq_client`: the core's blocking client behind an opaque handle, one thin
+//! function per verb of docs/API.md.
+
+use std::ffi::c_char;
+use std::time::Duration;
+
+use emq_core::{blocking, BrowseSet, ConnectOptions, RetryOutcome, TimeRange};
+
+use crate::guard::*;
+use crate::status::*;
+use crate::types::*;
+
+/// A connection to one EchoMQ deployment (opaque). Made by `emq_connect`,
+/// released by `emq_client_free`.
+///
+/// Thread safety: one handle may be used from any number of threads at once
+/// (calls pipeline over one multiplexed connection). Only `emq_client_free`
+/// must not race with other calls on the same handle.
+pub struct emq_client {
+    pub(crate) inner: blocking::Client,
+}
+
+/// Connect options; start from `emq_connect_options_default()` and set only
+/// what you need. Strings are borrowed for the duration of `emq_connect`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct emq_connect_options {
+    /// Node id mixed into minted ids, 0..=1023; -1 (default) = `EMQ_NODE_ID`,
+    /// else a per-process random value.
+    pub node_id: i32,
+    /// Make a script-bundle mismatch a connect error (`EMQ_ERR_BUNDLE_MISMATCH`). Default false.
+    pub strict_bundle: bool,
+    /// `CLIENT SETNAME` for every connection; NULL (default) = none.
+    pub client_name: *const c_char,
+    /// One connection attempt (TCP + TLS + handshake + fence). Default 5000.
+    pub connect_timeout_ms: u64,
+    /// How long one command may wait for its answer. Default 30000; 0 = no limit.
+    pub response_timeout_ms: u64,
+    /// Largest payload accepted before the wire, in bytes. Default 16 MiB.
+    pub max_payload: u64,
+}
+
+/// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not strict).
+#[no_mangle]
+pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
+    let d = ConnectOptions::default();
+    emq_connect_options {
+        node_id: d.node_id.map_or(-1, i32::from),
+        strict_bundle: d.strict_bundle,
+        client_name: std::ptr::null(),
+        connect_timeout_ms: d.connect_timeout.as_millis() as u64,
+        response_timeout_ms: d.response_timeout.map_or(0, |t| t.as_millis() as u64),
+        max_payload: d.max_payload as u64,
+    }
+}
+
+impl emq_connect_options {
+    unsafe fn to_core(self) -> FfiResult<ConnectOptions> {
+        let node_id =
+            match self.node_id {
+                n if n < 0 => None,
+                n => Some(u16::try_from(n).map_err(|_| {
+                    Fail::invalid_argument(format!("node id {n} is outside 0..=1023"))
+                })?),
+            };
+        Ok(ConnectOptions {
+            node_id,
+            client_name: opt_str_arg(self.client_name, "options.client_name")?.map(String::from),
+            connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+            response_timeout: match self.response_timeout_ms {
+                0 => None,
+                ms => Some(Duration::from_millis(ms)),
+            },
+            max_payload: usize::try_from(self.max_payload).unwrap_or(usize::MAX),
+            strict_bundle: self.strict_bundle,
+        })
+    }
+}
+
+unsafe fn client_arg<'a>(client: *const emq_client) -> FfiResult<&'a blocking::Client> {
+    Ok(&ref_arg(client, "client")?.inner)
+}
+
+/// Store a freshly allocated answer in `*out`.
+fn put<T>(out: &mut *mut T, value: T) {
+    *out = Box::into_raw(Box::new(value));
+}
+
+fn verdicts(results: Vec<emq_core::Result<()>>) -> emq_verdict_list {
+    let items = results
+        .into_iter()
+        .map(|r| match r {
+            Ok(()) => emq_verdict {
+                status: EMQ_OK,
+                error: std::ptr::null_mut(),
+            },
+            Err(e) => emq_verdict {
+                status: status_of(e.kind()),
+                error: emq_error::from_core(&e),
+            },
+        })
+        .collect();
+    let (items, len) = into_raw_list(items);
+    emq_verdict_list { items, len }
+}
+
+unsafe fn job_refs<'a>(jobs: *const emq_job_ref, count: usize) -> FfiResult<Vec<(&'a str, u64)>> {
+    slice_arg(jobs, count, "jobs")?
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Ok((str_arg(r.id, &format!("jobs[{i}].id"))?, r.token)))
+        .collect()
+}
+
+fn enqueued(answer: emq_core::Enqueued, out: *mut emq_enqueued) {
+    if !out.is_null() {
+        // SAFETY: the caller passes NULL or a valid `emq_enqueued *`.
+        unsafe {
+            *out = emq_enqueued {
+                id: id_buf(&answer.id),
+                duplicate: answer.duplicate,
+            }
+        };
+    }
+}
+
+// ---- lifecycle -----------------------------------------------------------
+
+/// Connect to `url` (`redis://[user:password@]host:port/db`, `rediss://…`,
+/// `redis+unix:///path`) and run the version fence before anything else.
+/// `options` may be NULL (defaults). On success `*out` is a new handle the
+/// caller releases with `emq_client_free`; on failure `*out` is NULL.
+/// A fence mismatch is `EMQ_ERR_VERSION_FENCE` with the value in `(*err)->found`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_connect(
+    url: *const c_char,
+    options: *const emq_connect_options,
+    out: *mut *mut emq_client,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        let url = str_arg(url, "url")?;
+        let options = match options.as_ref() {
+            None => ConnectOptions::default(),
+            Some(o) => o.to_core()?,
+        };
+        let inner = blocking::Client::connect(url, options)?;
+        put(out, emq_client { inner });
+        Ok(())
+    })
+}
+
+/// Release a handle (NULL is a no-op). Workers made from it keep their own
+/// reference to the connection, which closes when the last user is gone.
+/// No other call on this handle may run concurrently or afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn emq_client_free(client: *mut emq_client) {
+    guard_void(|| {
+        if !client.is_null() {
+            drop(Box::from_raw(client));
+        }
+    })
+}
+
+/// Close the connection: every later call on this client, on clones sharing
+/// its connection and on workers made from it fails with `EMQ_ERR_CLOSED`.
+/// The handle itself must still be released with `emq_client_free`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_close(
+    client: *const emq_client,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        client_arg(client)?.close();
+        Ok(())
+    })
+}
+
+/// The node id this client mixes into the ids it mints.
+#[no_mangle]
+pub unsafe extern "C" fn emq_client_node_id(
+    client: *const emq_client,
+    out: *mut u16,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        *out_arg(out, "out")? = client_arg(client)?.node_id();
+        Ok(())
+    })
+}
+
+/// `{emq}:bundle` fields another runtime recorded with different SHAs (found
+/// at connect). `*out` is a new list (possibly empty) released with
+/// `emq_bundle_mismatch_list_free`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_bundle_mismatches(
+    client: *const emq_client,
+    out: *mut *mut emq_bundle_mismatch_list,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        let items = client_arg(client)?
+            .bundle_mismatches()
+            .into_iter()
+            .map(|m| emq_bundle_mismatch {
+                field: c_string_raw(&m.field),
+                ours: c_string_raw(&m.ours),
+                theirs: c_string_raw(&m.theirs),
+            })
+            .collect();
+        let (items, len) = into_raw_list(items);
+        put(out, emq_bundle_mismatch_list { items, len });
+        Ok(())
+    })
+}
+
+// ---- enqueue ---------------------------------------------------------------
+
+/// Enqueue `payload_len` bytes (copied; `payload` may be NULL when the length
+/// is 0) under a freshly minted `JOB` id. `out` may be NULL; else it receives
+/// the id and `duplicate`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_enqueue(
+    client: *const emq_client,
+    queue: *const c_char,
+    payload: *const u8,
+    payload_len: usize,
+    out: *mut emq_enqueued,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let client = client_arg(client)?;
+        let payload = slice_arg(payload, payload_len, "payload")?;
+        enqueued(client.enqueue(str_arg(queue, "queue")?, payload)?, out);
+        Ok(())
+    })
+}
+
+/// Enqueue under a caller-chosen id (a `JOB` id): enqueueing the same id again
+/// answers `duplicate = true` and leaves the row untouched. `out` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn emq_enqueue_with_id(
+    client: *const emq_client,
+    queue: *const c_char,
+    id: *const c_char,
+    payload: *const u8,
+    payload_len: usize,
+    out: *mut emq_enqueued,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let client = client_arg(client)?;
+        let payload = slice_arg(payload, payload_len, "payload")?;
+        let answer =
+            client.enqueue_with_id(str_arg(queue, "queue")?, str_arg(id, "id")?, payload)?;
+        enqueued(answer, out);
+        Ok(())
+    })
+}
+
+/// Enqueue to run at the absolute unix-ms instant `run_at_ms`. `out` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn emq_enqueue_at(
+    client: *const emq_client,
+    queue: *const c_char,
+    payload: *const u8,
+    payload_len: usize,
+    run_at_ms: u64,
+    out: *mut emq_enqueued,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let client = client_arg(client)?;
+        let payload = slice_arg(payload, payload_len, "payload")?;
+        enqueued(
+            client.enqueue_at(str_arg(queue, "queue")?, payload, run_at_ms)?,
+            out,
+        );
+        Ok(())
+    })
+}
+
+/// Enqueue to run `delay_ms` after the server's now. `out` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn emq_enqueue_in(
+    client: *const emq_client,
+    queue: *const c_char,
+    payload: *const u8,
+    payload_len: usize,
+    delay_ms: u64,
+    out: *mut emq_enqueued,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let client = client_arg(client)?;
+        let payload = slice_arg(payload, payload_len, "payload")?;
+        enqueued(
+            client.enqueue_in(str_arg(queue, "queue")?, payload, delay_ms)?,
+            out,
+        );
+        Ok(())
+    })
+}
+
+/// Enqueue `count` payloads in one pipeline. Every payload is checked before
+/// anything is sent (one oversized payload fails the whole call). `*out` is a
+/// new list with one verdict per payload, in input order, released with
+/// `emq_enqueue_list_free`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_enqueue_many(
+    client: *const emq_client,
+    queue: *const c_char,
+    payloads: *const emq_bytes,
+    count: usize,
+    out: *mut *mut emq_enqueue_list,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        let client = client_arg(client)?;
+        let queue = str_arg(queue, "queue")?;
+        let payloads: Vec<&[u8]> = slice_arg(payloads, count, "payloads")?
+            .iter()
+            .enumerate()
+            .map(|(i, b)| slice_arg(b.data, b.len, &format!("payloads[{i}].data")))
+            .collect::<FfiResult<_>>()?;
+        let items = client
+            .enqueue_many(queue, &payloads)?
+            .into_iter()
+            .map(|r| match r {
+                Ok(e) => emq_enqueue_result {
+                    status: EMQ_OK,
+                    id: id_buf(&e.id),
+                    duplicate: e.duplicate,
+                    error: std::ptr::null_mut(),
+                },
+                Err(e) => emq_enqueue_result {
+                    status: status_of(e.kind()),
+                    id: [0; EMQ_ID_BUF],
+                    duplicate: false,
+                    error: emq_error::from_core(&e),
+                },
+            })
+            .collect();
+        let (items, len) = into_raw_list(items);
+        put(out, emq_enqueue_list { items, len });
+        Ok(())
+    })
+}
+
+// ---- claim and settle ------------------------------------------------------
+
+/// Claim the oldest pending job, leased for `lease_ms` (> 0). `*out` is a new
+/// job released with `emq_job_free`, or NULL when the queue has nothing
+/// pending (or is paused) — still `EMQ_OK`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_claim(
+    client: *const emq_client,
+    queue: *const c_char,
+    lease_ms: u64,
+    out: *mut *mut emq_job,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        if let Some(job) = client_arg(client)?.claim(str_arg(queue, "queue")?, lease_ms)? {
+            put(out, emq_job::owned(job));
+        }
+        Ok(())
+    })
+}
+
+/// Claim up to `max` jobs in one call, all with one lease deadline. `*out` is
+/// a new list (possibly empty) released with `emq_job_list_free`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_claim_many(
+    client: *const emq_client,
+    queue: *const c_char,
+    max: u64,
+    lease_ms: u64,
+    out: *mut *mut emq_job_list,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        let jobs = client_arg(client)?.claim_many(str_arg(queue, "queue")?, max, lease_ms)?;
+        let (jobs, len) = into_raw_list(jobs.into_iter().map(emq_job::owned).collect());
+        put(out, emq_job_list { jobs, len });
+        Ok(())
+    })
+}
+
+/// Complete a claimed job: its row is deleted. A token that no longer
+/// matches is `EMQ_ERR_STALE` (the row is left intact); a missing row is
+/// `EMQ_ERR_GONE`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_complete(
+    client: *const emq_client,
+    queue: *const c_char,
+    id: *const c_char,
+    token: u64,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        client_arg(client)?.complete(str_arg(queue, "queue")?, str_arg(id, "id")?, token)?;
+        Ok(())
+    })
+}
+
+/// Complete `count` jobs in one round trip. `*out` is a new list with one
+/// verdict per job, in input order, released with `emq_verdict_list_free`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_complete_many(
+    client: *const emq_client,
+    queue: *const c_char,
+    jobs: *const emq_job_ref,
+    count: usize,
+    out: *mut *mut emq_verdict_list,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        let client = client_arg(client)?;
+        let queue = str_arg(queue, "queue")?;
+        let jobs = job_refs(jobs, count)?;
+        put(out, verdicts(client.complete_many(queue, &jobs)?));
+        Ok(())
+    })
+}
+
+/// Fail a claimed job: back to `schedule` after `delay_ms`, or to the dead set
+/// when it has had `max_attempts` attempts. `error` (UTF-8) becomes the row's
+/// `last_error`. `*out` (required) receives `EMQ_RETRY_SCHEDULED` or `EMQ_RETRY_DEAD`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_retry(
+    client: *const emq_client,
+    queue: *const c_char,
+    id: *const c_char,
+    token: u64,
+    delay_ms: u64,
+    max_attempts: u64,
+    error: *const c_char,
+    out: *mut emq_retry_outcome,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        let outcome = client_arg(client)?.retry(
+            str_arg(queue, "queue")?,
+            str_arg(id, "id")?,
+            token,
+            delay_ms,
+            max_attempts,
+            str_arg(error, "error")?,
+        )?;
+        *out = match outcome {
+            RetryOutcome::Scheduled => EMQ_RETRY_SCHEDULED,
+            RetryOutcome::Dead => EMQ_RETRY_DEAD,
+        };
+        Ok(())
+    })
+}
+
+/// Extend a claimed job's lease to `lease_ms` from now. `EMQ_ERR_LEASE_LOST`
+/// when a reaper already took it back; `EMQ_ERR_STALE` / `EMQ_ERR_GONE` as for complete.
+#[no_mangle]
+pub unsafe extern "C" fn emq_extend(
+    client: *const emq_client,
+    queue: *const c_char,
+    id: *const c_char,
+    token: u64,
+    lease_ms: u64,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        client_arg(client)?.extend(
+            str_arg(queue, "queue")?,
+            str_arg(id, "id")?,
+            token,
+            lease_ms,
+        )?;
+        Ok(())
+    })
+}
+
+/// Extend `count` leases in one round trip. `*out` is a new verdict list
+/// released with `emq_verdict_list_free`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_extend_many(
+    client: *const emq_client,
+    queue: *const c_char,
+    jobs: *const emq_job_ref,
+    count: usize,
+    lease_ms: u64,
+    out: *mut *mut emq_verdict_list,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        let client = client_arg(client)?;
+        let queue = str_arg(queue, "queue")?;
+        let jobs = job_refs(jobs, count)?;
+        put(out, verdicts(client.extend_many(queue, &jobs, lease_ms)?));
+        Ok(())
+    })
+}
+
+// ---- pumps and inspection --------------------------------------------------
+
+/// Move up to `limit` due scheduled jobs to pending; `*out` = how many moved.
+#[no_mangle]
+pub unsafe extern "C" fn emq_promote(
+    client: *const emq_client,
+    queue: *const c_char,
+    limit: u64,
+    out: *mut u64,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = client_arg(client)?.promote(str_arg(queue, "queue")?, limit)?;
+        Ok(())
+    })
+}
+
+/// Return up to `limit` lapsed leases to pending; `*out` = how many.
+#[no_mangle]
+pub unsafe extern "C" fn emq_reap(
+    client: *const emq_client,
+    queue: *const c_char,
+    limit: u64,
+    out: *mut u64,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = client_arg(client)?.reap(str_arg(queue, "queue")?, limit)?;
+        Ok(())
+    })
+}
+
+/// The queue's set sizes and counters, into the caller's `*out`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_counts(
+    client: *const emq_client,
+    queue: *const c_char,
+    out: *mut emq_queue_counts,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        let c = client_arg(client)?.counts(str_arg(queue, "queue")?)?;
+        *out = emq_queue_counts {
+            pending: c.pending,
+            active: c.active,
+            scheduled: c.scheduled,
+            dead: c.dead,
+            completed: c.completed,
+            failed: c.failed,
+        };
+        Ok(())
+    })
+}
+
+/// The `job` verb (named `emq_get_job` because `emq_job` is the claimed-job
+/// struct): read a job row. `*out` is a new record released with `emq_job_info_free`,
+/// or NULL when there is no such row (still `EMQ_OK`).
+#[no_mangle]
+pub unsafe extern "C" fn emq_get_job(
+    client: *const emq_client,
+    queue: *const c_char,
+    id: *const c_char,
+    out: *mut *mut emq_job_info,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        let row = client_arg(client)?.job(str_arg(queue, "queue")?, str_arg(id, "id")?)?;
+        if let Some(row) = row {
+            let (payload, payload_len) = into_raw_bytes(row.payload);
+            put(
+                out,
+                emq_job_info {
+                    id: id_buf(&row.id),
+                    state: state_code(row.state),
+                    attempts: row.attempts,
+                    payload,
+                    payload_len,
+                    last_error: opt_c_string_raw(row.last_error.as_deref()),
+                },
+            );
+        }
+        Ok(())
+    })
+}
+
+/// Up to `limit` ids of one set (`EMQ_BROWSE_*`), oldest first unless
+/// `newest_first`; `range` (may be NULL = all) filters `[from_ms, to_ms)` by
+/// mint time (pending, dead) or score (schedule, active). `*out` is a new list
+/// released with `emq_id_list_free`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_browse(
+    client: *const emq_client,
+    queue: *const c_char,
+    set: emq_browse_set,
+    newest_first: bool,
+    limit: u64,
+    range: *const emq_time_range,
+    out: *mut *mut emq_id_list,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        let set = match set {
+            EMQ_BROWSE_PENDING => BrowseSet::Pending,
+            EMQ_BROWSE_DEAD => BrowseSet::Dead,
+            EMQ_BROWSE_SCHEDULE => BrowseSet::Schedule,
+            EMQ_BROWSE_ACTIVE => BrowseSet::Active,
+            other => {
+                return Err(Fail::invalid_argument(format!(
+                    "unknown browse set {other}: expected one of EMQ_BROWSE_*"
+                )))
+            }
+        };
+        let range = range.as_ref().map(|r| TimeRange {
+            from_ms: r.from_ms,
+            to_ms: r.to_ms,
+        });
+        let ids = client_arg(client)?.browse(
+            str_arg(queue, "queue")?,
+            set,
+            newest_first,
+            limit,
+            range,
+        )?;
+        let ids = ids.iter().map(|id| emq_id { text: id_buf(id) }).collect();
+        let (ids, len) = into_raw_list(ids);
+        put(out, emq_id_list { ids, len });
+        Ok(())
+    })
+}
+
+// ---- administration --------------------------------------------------------
+
+/// Pause a queue: claims answer nothing until `emq_resume`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_pause(
+    client: *const emq_client,
+    queue: *const c_char,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        client_arg(client)?.pause(str_arg(queue, "queue")?)?;
+        Ok(())
+    })
+}
+
+/// Resume a paused queue.
+#[no_mangle]
+pub unsafe extern "C" fn emq_resume(
+    client: *const emq_client,
+    queue: *const c_char,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        client_arg(client)?.resume(str_arg(queue, "queue")?)?;
+        Ok(())
+    })
+}
+
+/// Whether the queue is paused, into `*out`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_is_paused(
+    client: *const emq_client,
+    queue: *const c_char,
+    out: *mut bool,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = client_arg(client)?.is_paused(str_arg(queue, "queue")?)?;
+        Ok(())
+    })
+}
+
+/// Move a dead job back to pending (attempts kept, last_error cleared);
+/// `EMQ_ERR_NOT_DEAD` when it is not in the dead set.
+#[no_mangle]
+pub unsafe extern "C" fn emq_requeue_dead(
+    client: *const emq_client,
+    queue: *const c_char,
+    id: *const c_char,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        client_arg(client)?.requeue_dead(str_arg(queue, "queue")?, str_arg(id, "id")?)?;
+        Ok(())
+    })
+}
+
+/// Delete a job that is not active; `EMQ_ERR_JOB_ACTIVE` / `EMQ_ERR_GONE` otherwise.
+#[no_mangle]
+pub unsafe extern "C" fn emq_remove(
+    client: *const emq_client,
+    queue: *const c_char,
+    id: *const c_char,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        client_arg(client)?.remove(str_arg(queue, "queue")?, str_arg(id, "id")?)?;
+        Ok(())
+    })
+}

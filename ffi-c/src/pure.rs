@@ -1,0 +1,339 @@
+//! The pure helpers of docs/API.md: ids, the key grammar, the slot, the
+//! protocol version. No server, no runtime.
+
+use std::ffi::{c_char, CString};
+use std::sync::OnceLock;
+
+use emq_core::keys::{self, KeyClass, KeyType, ReserveKey};
+use emq_core::{id, BrandedId};
+
+use crate::guard::*;
+use crate::status::*;
+use crate::types::*;
+
+/// A per-queue key type (`EMQ_KEY_*`), for `emq_queue_key`.
+pub type emq_key_type = i32;
+pub const EMQ_KEY_PENDING: emq_key_type = 0;
+pub const EMQ_KEY_ACTIVE: emq_key_type = 1;
+pub const EMQ_KEY_SCHEDULE: emq_key_type = 2;
+pub const EMQ_KEY_DEAD: emq_key_type = 3;
+pub const EMQ_KEY_META: emq_key_type = 4;
+
+/// What a key is, by parse (`EMQ_CLASS_*`).
+pub type emq_key_class = i32;
+/// `emq:{q}:<type>`
+pub const EMQ_CLASS_QUEUE: emq_key_class = 0;
+/// `emq:{q}:job:<id>`
+pub const EMQ_CLASS_JOB: emq_key_class = 1;
+/// `emq:{q}:metrics:<completed|failed>`
+pub const EMQ_CLASS_METRIC: emq_key_class = 2;
+/// `{emq}:<member>`
+pub const EMQ_CLASS_RESERVE: emq_key_class = 3;
+/// Anything the key grammar does not produce.
+pub const EMQ_CLASS_UNCLASSIFIED: emq_key_class = 4;
+
+/// The parts of a branded id, from `emq_parse_id`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct emq_id_parts {
+    /// The 3-letter namespace, NUL-terminated (`"JOB"`).
+    pub ns: [c_char; 4],
+    pub node_id: u16,
+    /// The 63-bit Snowflake.
+    pub snowflake: u64,
+    /// Unix milliseconds at which the id was minted.
+    pub minted_at_ms: u64,
+}
+
+/// A classified key, from `emq_classify`; release with `emq_key_info_free`.
+/// Every string is NUL-terminated and NULL when it does not apply.
+#[repr(C)]
+pub struct emq_key_info {
+    /// One of `EMQ_CLASS_*`.
+    pub key_class: emq_key_class,
+    /// The queue (queue, job and metric keys, and `{emq}:migration:<q>`).
+    pub queue: *const c_char,
+    /// The suffix after `emq:{q}:` for queue keys (`"pending"`, ...) and metric
+    /// keys (`"metrics:completed"`, `"metrics:failed"`).
+    pub key_type: *const c_char,
+    /// The id of a job key.
+    pub id: *const c_char,
+    /// The suffix after `{emq}:` of a reserve key (`"version"`, `"locks"`,
+    /// `"bundle"`, `"migration:<q>"`).
+    pub member: *const c_char,
+}
+
+fn parse_key_type(t: emq_key_type) -> FfiResult<KeyType> {
+    Ok(match t {
+        EMQ_KEY_PENDING => KeyType::Pending,
+        EMQ_KEY_ACTIVE => KeyType::Active,
+        EMQ_KEY_SCHEDULE => KeyType::Schedule,
+        EMQ_KEY_DEAD => KeyType::Dead,
+        EMQ_KEY_META => KeyType::Meta,
+        other => {
+            return Err(Fail::invalid_argument(format!(
+                "unknown key type {other}: expected one of EMQ_KEY_*"
+            )))
+        }
+    })
+}
+
+/// Mint a fresh `JOB` id (strictly increasing per process) into `*out`.
+/// `node_id` is 0..=1023, or -1 for the process default (`EMQ_NODE_ID`, else random).
+#[no_mangle]
+pub unsafe extern "C" fn emq_mint_job_id(
+    node_id: i32,
+    out: *mut emq_id,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        let id = if node_id < 0 {
+            id::mint_job_id()
+        } else {
+            let n = u16::try_from(node_id).map_err(|_| {
+                Fail::invalid_argument(format!("node id {node_id} is outside 0..=1023"))
+            })?;
+            id::mint_job_id_with(n)?
+        };
+        out.text = id_buf(&id);
+        Ok(())
+    })
+}
+
+/// Parse and validate an id into `*out`; `EMQ_ERR_INVALID_ID` when malformed.
+#[no_mangle]
+pub unsafe extern "C" fn emq_parse_id(
+    text: *const c_char,
+    out: *mut emq_id_parts,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        let id = BrandedId::parse(str_arg(text, "text")?)?;
+        let mut ns = [0 as c_char; 4];
+        for (slot, byte) in ns.iter_mut().zip(id.namespace().bytes()) {
+            *slot = byte as c_char;
+        }
+        *out = emq_id_parts {
+            ns,
+            node_id: id.node_id(),
+            snowflake: id.snowflake(),
+            minted_at_ms: id.minted_at_ms(),
+        };
+        Ok(())
+    })
+}
+
+/// Whether `text` is a well-formed branded id, into `*out`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_is_valid_id(
+    text: *const c_char,
+    out: *mut bool,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = id::is_valid_id(str_arg(text, "text")?);
+        Ok(())
+    })
+}
+
+/// The 14-byte id of a namespace (`[A-Z]{3}`) and a 63-bit snowflake, into `*out`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_encode_id(
+    ns: *const c_char,
+    snowflake: u64,
+    out: *mut emq_id,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        out.text = id_buf(&BrandedId::new(str_arg(ns, "ns")?, snowflake)?);
+        Ok(())
+    })
+}
+
+/// The lex bound of an instant (`JOB` + base62((ms − epoch) ≪ 22)): every id
+/// minted at or after `unix_ms` sorts at or after it. Into `*out`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_lex_bound(
+    unix_ms: u64,
+    out: *mut emq_id,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        out_arg(out, "out")?.text = text_buf(&id::lex_bound(unix_ms));
+        Ok(())
+    })
+}
+
+/// Whether `name` is a legal queue name (`[A-Za-z0-9._-]{1,128}`, not `emq`), into `*out`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_is_valid_queue(
+    name: *const c_char,
+    out: *mut bool,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = keys::is_valid_queue(str_arg(name, "name")?);
+        Ok(())
+    })
+}
+
+/// `EMQ_OK` for a legal queue name, else `EMQ_ERR_INVALID_QUEUE` with the reason.
+#[no_mangle]
+pub unsafe extern "C" fn emq_validate_queue(
+    name: *const c_char,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        keys::validate_queue(str_arg(name, "name")?)?;
+        Ok(())
+    })
+}
+
+/// `emq:{queue}:<type>` for `type` one of `EMQ_KEY_*`. `*out` is a new string
+/// released with `emq_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_queue_key(
+    queue: *const c_char,
+    key_type: emq_key_type,
+    out: *mut *mut c_char,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        *out = c_string_raw(&keys::queue_key(
+            str_arg(queue, "queue")?,
+            parse_key_type(key_type)?,
+        )?);
+        Ok(())
+    })
+}
+
+/// `emq:{queue}:job:<id>`. `*out` is a new string released with `emq_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_job_key(
+    queue: *const c_char,
+    id: *const c_char,
+    out: *mut *mut c_char,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        *out = c_string_raw(&keys::job_key(
+            str_arg(queue, "queue")?,
+            str_arg(id, "id")?,
+        )?);
+        Ok(())
+    })
+}
+
+/// Classify any `key_len` bytes (need not be UTF-8). `*out` is a new record
+/// released with `emq_key_info_free`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_classify(
+    key: *const u8,
+    key_len: usize,
+    out: *mut *mut emq_key_info,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = std::ptr::null_mut();
+        let key = slice_arg(key, key_len, "key")?;
+        let none = std::ptr::null::<c_char>;
+        let s = |t: &str| c_string_raw(t) as *const c_char;
+        let info = match keys::classify_bytes(key) {
+            KeyClass::Queue { queue, key_type } => emq_key_info {
+                key_class: EMQ_CLASS_QUEUE,
+                queue: s(&queue),
+                key_type: s(key_type.as_str()),
+                id: none(),
+                member: none(),
+            },
+            KeyClass::Job { queue, id } => emq_key_info {
+                key_class: EMQ_CLASS_JOB,
+                queue: s(&queue),
+                key_type: none(),
+                id: s(id.as_str()),
+                member: none(),
+            },
+            KeyClass::Metric { queue, metric } => emq_key_info {
+                key_class: EMQ_CLASS_METRIC,
+                queue: s(&queue),
+                key_type: s(&format!("metrics:{}", metric.as_str())),
+                id: none(),
+                member: none(),
+            },
+            KeyClass::Reserve(member) => {
+                let (member, queue) = match member {
+                    ReserveKey::Version => ("version".to_string(), none()),
+                    ReserveKey::Locks => ("locks".to_string(), none()),
+                    ReserveKey::Bundle => ("bundle".to_string(), none()),
+                    ReserveKey::Migration(q) => (format!("migration:{q}"), s(&q)),
+                };
+                emq_key_info {
+                    key_class: EMQ_CLASS_RESERVE,
+                    queue,
+                    key_type: none(),
+                    id: none(),
+                    member: s(&member),
+                }
+            }
+            KeyClass::Unclassified => emq_key_info {
+                key_class: EMQ_CLASS_UNCLASSIFIED,
+                queue: none(),
+                key_type: none(),
+                id: none(),
+                member: none(),
+            },
+        };
+        *out = Box::into_raw(Box::new(info));
+        Ok(())
+    })
+}
+
+/// Release a record from `emq_classify` (NULL is a no-op).
+#[no_mangle]
+pub unsafe extern "C" fn emq_key_info_free(info: *mut emq_key_info) {
+    guard_void(|| {
+        if info.is_null() {
+            return;
+        }
+        let info = Box::from_raw(info);
+        for p in [info.queue, info.key_type, info.id, info.member] {
+            free_c_string(p as *mut c_char);
+        }
+    })
+}
+
+/// The Redis Cluster slot of `key_len` bytes (CRC16/XMODEM of the hashtag
+/// mod 16384), into `*out`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_slot(
+    key: *const u8,
+    key_len: usize,
+    out: *mut u16,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        let out = out_arg(out, "out")?;
+        *out = emq_core::slot::slot(slice_arg(key, key_len, "key")?);
+        Ok(())
+    })
+}
+
+/// The wire protocol this library speaks (`"echomq:2.0.0"`, the value of
+/// `{emq}:version`). Static storage: never free it.
+#[no_mangle]
+pub extern "C" fn emq_protocol_version() -> *const c_char {
+    static VERSION: OnceLock<CString> = OnceLock::new();
+    VERSION
+        .get_or_init(|| c_string(emq_core::PROTOCOL_VERSION))
+        .as_ptr()
+}

@@ -1,0 +1,190 @@
+//! Status codes and the error record.
+
+use std::ffi::{c_char, CStr, CString};
+use std::sync::OnceLock;
+
+use emq_core::ErrorKind;
+
+/// The result of every fallible function: `EMQ_OK` (0) or an error code.
+///
+/// Codes 1..=16 are the core's error kinds (the numbers of docs/API.md, stable
+/// forever); codes from 100 up belong to the C boundary itself.
+pub type emq_status = i32;
+
+/// Success.
+pub const EMQ_OK: emq_status = 0;
+/// `EMQKIND`: the enqueue script refused the id's namespace.
+pub const EMQ_ERR_KIND: emq_status = 1;
+/// `EMQSTALE`: the fencing token no longer matches, or the job is no longer held.
+pub const EMQ_ERR_STALE: emq_status = 2;
+/// The job's row does not exist (completed, removed, or never enqueued).
+pub const EMQ_ERR_GONE: emq_status = 3;
+/// `extend` on a job that is no longer active (a reaper took it back).
+pub const EMQ_ERR_LEASE_LOST: emq_status = 4;
+/// `requeue_dead` on a job that is not in the dead set.
+pub const EMQ_ERR_NOT_DEAD: emq_status = 5;
+/// `{emq}:version` holds another protocol version; `emq_error.found` holds it.
+pub const EMQ_ERR_VERSION_FENCE: emq_status = 6;
+/// Not a valid 14-byte branded id.
+pub const EMQ_ERR_INVALID_ID: emq_status = 7;
+/// A queue name outside `[A-Za-z0-9._-]{1,128}`, or `emq`.
+pub const EMQ_ERR_INVALID_QUEUE: emq_status = 8;
+/// A bad argument caught before the wire (zero lease, oversized payload, ...).
+pub const EMQ_ERR_INVALID_ARGUMENT: emq_status = 9;
+/// The connection could not be made or was lost.
+pub const EMQ_ERR_CONNECTION: emq_status = 10;
+/// The server did not answer in time.
+pub const EMQ_ERR_TIMEOUT: emq_status = 11;
+/// An `EMQ*` class word this version does not know; `emq_error.class_word` holds it.
+pub const EMQ_ERR_PROTOCOL: emq_status = 12;
+/// Any other error reply from the server.
+pub const EMQ_ERR_SERVER: emq_status = 13;
+/// `remove` on a job that is currently active.
+pub const EMQ_ERR_JOB_ACTIVE: emq_status = 14;
+/// Another runtime deployed different script bytes (only with `strict_bundle`).
+pub const EMQ_ERR_BUNDLE_MISMATCH: emq_status = 15;
+/// The client (or worker) was closed.
+pub const EMQ_ERR_CLOSED: emq_status = 16;
+/// C boundary: a required pointer argument was NULL.
+pub const EMQ_ERR_NULL_POINTER: emq_status = 100;
+/// C boundary: a string argument was not valid UTF-8.
+pub const EMQ_ERR_INVALID_UTF8: emq_status = 101;
+/// C boundary: the library caught a panic (a bug: please report it). The
+/// call had no effect on the handles passed in beyond what the message says.
+pub const EMQ_ERR_PANIC: emq_status = 102;
+
+/// The status of each core kind, in `ErrorKind::ALL` order (checked by a test
+/// against `ErrorKind::status()`).
+pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 16] = [
+    (ErrorKind::Kind, EMQ_ERR_KIND),
+    (ErrorKind::Stale, EMQ_ERR_STALE),
+    (ErrorKind::Gone, EMQ_ERR_GONE),
+    (ErrorKind::LeaseLost, EMQ_ERR_LEASE_LOST),
+    (ErrorKind::NotDead, EMQ_ERR_NOT_DEAD),
+    (ErrorKind::VersionFence, EMQ_ERR_VERSION_FENCE),
+    (ErrorKind::InvalidId, EMQ_ERR_INVALID_ID),
+    (ErrorKind::InvalidQueue, EMQ_ERR_INVALID_QUEUE),
+    (ErrorKind::InvalidArgument, EMQ_ERR_INVALID_ARGUMENT),
+    (ErrorKind::Connection, EMQ_ERR_CONNECTION),
+    (ErrorKind::Timeout, EMQ_ERR_TIMEOUT),
+    (ErrorKind::Protocol, EMQ_ERR_PROTOCOL),
+    (ErrorKind::Server, EMQ_ERR_SERVER),
+    (ErrorKind::JobActive, EMQ_ERR_JOB_ACTIVE),
+    (ErrorKind::BundleMismatch, EMQ_ERR_BUNDLE_MISMATCH),
+    (ErrorKind::Closed, EMQ_ERR_CLOSED),
+];
+
+/// An error record. Allocated by the library, released with `emq_error_free`.
+/// Every string field is NUL-terminated UTF-8 owned by the record.
+#[repr(C)]
+pub struct emq_error {
+    /// The status the failing call returned.
+    pub status: emq_status,
+    /// The stable code (`"EMQSTALE"`, `"EMQ_GONE"`, `"EMQ_NULL_POINTER"`, ...);
+    /// static storage, never freed.
+    pub code: *const c_char,
+    /// A human-readable message (for logs; never parse it).
+    pub message: *mut c_char,
+    /// `EMQ_ERR_VERSION_FENCE` only: the value found in `{emq}:version`; else NULL.
+    pub found: *mut c_char,
+    /// `EMQ_ERR_PROTOCOL` only: the unknown `EMQ*` class word; else NULL.
+    pub class_word: *mut c_char,
+}
+
+/// A Rust string as an owned C string (interior NULs become U+FFFD).
+pub(crate) fn c_string(text: &str) -> CString {
+    CString::new(text.replace('\0', "\u{FFFD}")).expect("NULs were replaced")
+}
+
+pub(crate) fn c_string_raw(text: &str) -> *mut c_char {
+    c_string(text).into_raw()
+}
+
+pub(crate) fn opt_c_string_raw(text: Option<&str>) -> *mut c_char {
+    text.map_or(std::ptr::null_mut(), c_string_raw)
+}
+
+/// Release a string made by `c_string_raw` (NULL is a no-op).
+pub(crate) unsafe fn free_c_string(p: *mut c_char) {
+    if !p.is_null() {
+        drop(CString::from_raw(p));
+    }
+}
+
+/// The stable code string of a status, with static storage.
+pub(crate) fn status_code(status: emq_status) -> &'static CStr {
+    static KINDS: OnceLock<Vec<(emq_status, CString)>> = OnceLock::new();
+    let kinds = KINDS.get_or_init(|| {
+        KIND_STATUS
+            .iter()
+            .map(|(kind, status)| (*status, c_string(kind.code())))
+            .collect()
+    });
+    match status {
+        EMQ_OK => c"EMQ_OK",
+        EMQ_ERR_NULL_POINTER => c"EMQ_NULL_POINTER",
+        EMQ_ERR_INVALID_UTF8 => c"EMQ_INVALID_UTF8",
+        EMQ_ERR_PANIC => c"EMQ_PANIC",
+        other => kinds
+            .iter()
+            .find(|(s, _)| *s == other)
+            .map_or(c"EMQ_UNKNOWN_STATUS", |(_, code)| code.as_c_str()),
+    }
+}
+
+pub(crate) fn status_of(kind: ErrorKind) -> emq_status {
+    KIND_STATUS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, s)| *s)
+        .expect("every kind has a status")
+}
+
+impl emq_error {
+    pub(crate) fn boxed(
+        status: emq_status,
+        message: &str,
+        found: Option<&str>,
+        class_word: Option<&str>,
+    ) -> *mut emq_error {
+        Box::into_raw(Box::new(emq_error {
+            status,
+            code: status_code(status).as_ptr(),
+            message: c_string_raw(message),
+            found: opt_c_string_raw(found),
+            class_word: opt_c_string_raw(class_word),
+        }))
+    }
+
+    pub(crate) fn from_core(err: &emq_core::Error) -> *mut emq_error {
+        emq_error::boxed(
+            status_of(err.kind()),
+            err.message(),
+            err.found(),
+            err.class_word(),
+        )
+    }
+}
+
+/// Release an error record made by the library (NULL is a no-op). Do not
+/// free the `error` of an item inside a list: the list's free releases it.
+#[no_mangle]
+pub unsafe extern "C" fn emq_error_free(err: *mut emq_error) {
+    crate::guard::guard_void(|| {
+        if err.is_null() {
+            return;
+        }
+        let err = Box::from_raw(err);
+        free_c_string(err.message);
+        free_c_string(err.found);
+        free_c_string(err.class_word);
+    })
+}
+
+/// The stable code of a status (`"EMQ_OK"`, `"EMQSTALE"`, `"EMQ_GONE"`, ...,
+/// `"EMQ_UNKNOWN_STATUS"` for a number this library does not know).
+/// Static storage: never free it.
+#[no_mangle]
+pub extern "C" fn emq_status_code(status: emq_status) -> *const c_char {
+    status_code(status).as_ptr()
+}

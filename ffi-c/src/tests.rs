@@ -1,0 +1,330 @@
+//! The header drift check, layout tests for every struct C reads, and the
+//! boundary rules (null pointers, UTF-8, panics) exercised without a server.
+//! Server behaviour is tested from C: ffi-c/tests/c/test_ffi.c.
+
+use std::ffi::{c_char, CStr};
+use std::mem::{align_of, offset_of, size_of};
+use std::path::PathBuf;
+use std::ptr::{null, null_mut};
+
+use crate::guard::{guard, Fail};
+use crate::*;
+
+/// Regenerate the header in memory and compare it with include/echomq.h.
+/// `EMQ_BLESS=1` rewrites the committed file instead.
+#[test]
+fn header_matches_sources() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml");
+    let bindings = cbindgen::Builder::new()
+        .with_config(config)
+        .with_src(dir.join("src/lib.rs"))
+        .generate()
+        .expect("cbindgen could not generate the header");
+    let mut fresh = Vec::new();
+    bindings.write(&mut fresh);
+    let path = dir.join("../include/echomq.h");
+    if std::env::var("EMQ_BLESS").as_deref() == Ok("1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &fresh).unwrap();
+        return;
+    }
+    let committed = std::fs::read(&path).unwrap_or_default();
+    assert!(
+        committed == fresh,
+        "include/echomq.h is out of date with ffi-c/src: regenerate it with \
+         `EMQ_BLESS=1 cargo test -p echomq-ffi header` and commit it"
+    );
+}
+
+/// `layout!(T, size, align, field => offset, ...)`. The same numbers are
+/// `_Static_assert`ed by the C test, so both compilers agree on each struct.
+macro_rules! layout {
+    ($t:ty, $size:expr, $align:expr $(, $field:ident => $off:expr)* $(,)?) => {{
+        assert_eq!(size_of::<$t>(), $size, "size_of {}", stringify!($t));
+        assert_eq!(align_of::<$t>(), $align, "align_of {}", stringify!($t));
+        $( assert_eq!(offset_of!($t, $field), $off, "{}.{}", stringify!($t), stringify!($field)); )*
+    }};
+}
+
+#[test]
+#[cfg(all(target_pointer_width = "64", not(windows)))]
+fn struct_layouts_lp64() {
+    layout!(emq_error, 40, 8, status => 0, code => 8, message => 16, found => 24, class_word => 32);
+    layout!(emq_id, 15, 1, text => 0);
+    layout!(emq_enqueued, 16, 1, id => 0, duplicate => 15);
+    layout!(emq_bytes, 16, 8, data => 0, len => 8);
+    layout!(emq_job_ref, 16, 8, id => 0, token => 8);
+    layout!(emq_job, 40, 8, id => 0, token => 16, payload => 24, payload_len => 32);
+    layout!(emq_job_list, 16, 8, jobs => 0, len => 8);
+    layout!(emq_enqueue_result, 32, 8, status => 0, id => 4, duplicate => 19, error => 24);
+    layout!(emq_enqueue_list, 16, 8, items => 0, len => 8);
+    layout!(emq_verdict, 16, 8, status => 0, error => 8);
+    layout!(emq_verdict_list, 16, 8, items => 0, len => 8);
+    layout!(emq_queue_counts, 48, 8, pending => 0, active => 8, scheduled => 16, dead => 24,
+        completed => 32, failed => 40);
+    layout!(emq_job_info, 56, 8, id => 0, state => 16, attempts => 24, payload => 32,
+        payload_len => 40, last_error => 48);
+    layout!(emq_time_range, 16, 8, from_ms => 0, to_ms => 8);
+    layout!(emq_id_list, 16, 8, ids => 0, len => 8);
+    layout!(emq_bundle_mismatch, 24, 8, field => 0, ours => 8, theirs => 16);
+    layout!(emq_bundle_mismatch_list, 16, 8, items => 0, len => 8);
+    layout!(emq_id_parts, 24, 8, ns => 0, node_id => 4, snowflake => 8, minted_at_ms => 16);
+    layout!(emq_key_info, 40, 8, key_class => 0, queue => 8, key_type => 16, id => 24,
+        member => 32);
+    layout!(emq_connect_options, 40, 8, node_id => 0, strict_bundle => 4, client_name => 8,
+        connect_timeout_ms => 16, response_timeout_ms => 24, max_payload => 32);
+    layout!(emq_worker_options, 64, 8, concurrency => 0, backoff => 4, lease_ms => 8,
+        max_attempts => 16, backoff_base_ms => 24, backoff_cap_ms => 32,
+        pump_interval_ms => 40, idle_max_ms => 48, shutdown_grace_ms => 56);
+    layout!(emq_stats, 48, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
+        lease_lost => 32, in_flight => 40);
+}
+
+#[test]
+fn status_numbers_are_the_core_kinds() {
+    let ours: Vec<_> = crate::status::KIND_STATUS.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        ours,
+        emq_core::ErrorKind::ALL.to_vec(),
+        "one entry per kind, in order"
+    );
+    for (kind, status) in crate::status::KIND_STATUS {
+        assert_eq!(status, kind.status(), "{kind:?}");
+        let code = unsafe { CStr::from_ptr(emq_status_code(status)) };
+        assert_eq!(code.to_str().unwrap(), kind.code());
+    }
+    for boundary in [EMQ_ERR_NULL_POINTER, EMQ_ERR_INVALID_UTF8, EMQ_ERR_PANIC] {
+        assert!(emq_core::ErrorKind::ALL
+            .iter()
+            .all(|k| k.status() != boundary));
+    }
+    let unknown = unsafe { CStr::from_ptr(emq_status_code(12345)) };
+    assert_eq!(unknown.to_str().unwrap(), "EMQ_UNKNOWN_STATUS");
+}
+
+fn text(p: *const c_char) -> String {
+    assert!(!p.is_null());
+    unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_panic_becomes_a_status_and_an_error() {
+    let mut err = null_mut();
+    let status = guard(&mut err, || -> Result<(), Fail> { panic!("boom") });
+    assert_eq!(status, EMQ_ERR_PANIC);
+    unsafe {
+        assert_eq!((*err).status, EMQ_ERR_PANIC);
+        assert_eq!(text((*err).code), "EMQ_PANIC");
+        assert!(text((*err).message).contains("boom"));
+        emq_error_free(err);
+    }
+    // And a NULL err is fine too.
+    assert_eq!(guard(null_mut(), || panic!("quiet")), EMQ_ERR_PANIC);
+}
+
+#[test]
+fn null_pointers_and_bad_utf8_are_codes() {
+    unsafe {
+        let mut out = 0u16;
+        let mut err = null_mut();
+        assert_eq!(
+            emq_slot(null(), 3, &mut out, &mut err),
+            EMQ_ERR_NULL_POINTER
+        );
+        assert_eq!(text((*err).code), "EMQ_NULL_POINTER");
+        assert!(text((*err).message).contains("key"));
+        emq_error_free(err);
+        assert_eq!(
+            emq_slot(b"x".as_ptr(), 1, null_mut(), null_mut()),
+            EMQ_ERR_NULL_POINTER
+        );
+        // A zero-length NULL is an empty key, not an error.
+        assert_eq!(emq_slot(null(), 0, &mut out, null_mut()), EMQ_OK);
+
+        let bad = b"or\xffders\0";
+        let mut err = null_mut();
+        let status = emq_validate_queue(bad.as_ptr() as *const c_char, &mut err);
+        assert_eq!(status, EMQ_ERR_INVALID_UTF8);
+        assert_eq!((*err).status, EMQ_ERR_INVALID_UTF8);
+        emq_error_free(err);
+
+        let mut client = null_mut();
+        let mut err = null_mut();
+        assert_eq!(
+            emq_connect(null(), null(), &mut client, &mut err),
+            EMQ_ERR_NULL_POINTER
+        );
+        assert!(client.is_null());
+        emq_error_free(err);
+        assert_eq!(
+            emq_counts(
+                null(),
+                c"q".as_ptr(),
+                &mut emq_queue_counts::default(),
+                null_mut()
+            ),
+            EMQ_ERR_NULL_POINTER
+        );
+        assert_eq!(emq_worker_stop(null(), null_mut()), EMQ_ERR_NULL_POINTER);
+        emq_client_free(null_mut());
+        emq_worker_free(null_mut());
+        emq_job_free(null_mut());
+        emq_error_free(null_mut());
+    }
+}
+
+#[test]
+fn pure_helpers() {
+    unsafe {
+        let mut slot = 0u16;
+        let key = b"emq:{orders}:pending";
+        assert_eq!(
+            emq_slot(key.as_ptr(), key.len(), &mut slot, null_mut()),
+            EMQ_OK
+        );
+        assert_eq!(slot, 105);
+
+        let mut parts = std::mem::zeroed::<emq_id_parts>();
+        assert_eq!(
+            emq_parse_id(c"USR0KHTOWnGLuC".as_ptr(), &mut parts, null_mut()),
+            EMQ_OK
+        );
+        assert_eq!(text(parts.ns.as_ptr()), "USR");
+        assert_eq!(parts.snowflake, 274_557_032_793_636_864);
+
+        let mut id = std::mem::zeroed::<emq_id>();
+        assert_eq!(
+            emq_encode_id(c"USR".as_ptr(), parts.snowflake, &mut id, null_mut()),
+            EMQ_OK
+        );
+        assert_eq!(text(id.text.as_ptr()), "USR0KHTOWnGLuC");
+
+        let mut err = null_mut();
+        assert_eq!(
+            emq_parse_id(c"USRzzzzzzzzzzz".as_ptr(), &mut parts, &mut err),
+            EMQ_ERR_INVALID_ID
+        );
+        assert_eq!(text((*err).code), "EMQ_INVALID_ID");
+        emq_error_free(err);
+
+        assert_eq!(emq_mint_job_id(7, &mut id, null_mut()), EMQ_OK);
+        let mut valid = false;
+        assert_eq!(
+            emq_is_valid_id(id.text.as_ptr(), &mut valid, null_mut()),
+            EMQ_OK
+        );
+        assert!(valid);
+        assert_eq!(
+            emq_mint_job_id(1024, &mut id, null_mut()),
+            EMQ_ERR_INVALID_ARGUMENT
+        );
+
+        let mut key = null_mut();
+        assert_eq!(
+            emq_queue_key(c"orders".as_ptr(), EMQ_KEY_DEAD, &mut key, null_mut()),
+            EMQ_OK
+        );
+        assert_eq!(text(key), "emq:{orders}:dead");
+        emq_string_free(key);
+        assert_eq!(
+            emq_queue_key(c"emq".as_ptr(), EMQ_KEY_DEAD, &mut key, null_mut()),
+            EMQ_ERR_INVALID_QUEUE
+        );
+        assert!(key.is_null());
+        assert_eq!(
+            emq_queue_key(c"q".as_ptr(), 99, &mut key, null_mut()),
+            EMQ_ERR_INVALID_ARGUMENT
+        );
+
+        let mut info = null_mut();
+        let key = b"{emq}:migration:orders";
+        assert_eq!(
+            emq_classify(key.as_ptr(), key.len(), &mut info, null_mut()),
+            EMQ_OK
+        );
+        assert_eq!((*info).key_class, EMQ_CLASS_RESERVE);
+        assert_eq!(text((*info).member), "migration:orders");
+        assert_eq!(text((*info).queue), "orders");
+        emq_key_info_free(info);
+
+        assert_eq!(text(emq_protocol_version()), emq_core::PROTOCOL_VERSION);
+        let d = emq_worker_options_default();
+        assert_eq!(
+            (d.concurrency, d.lease_ms, d.backoff),
+            (10, 30_000, EMQ_BACKOFF_EXPONENTIAL)
+        );
+        let c = emq_connect_options_default();
+        assert_eq!((c.node_id, c.response_timeout_ms), (-1, 30_000));
+    }
+}
+
+/// Every verb and helper of docs/API.md has its `emq_` function in the
+/// committed header, and the C status numbers there are ours.
+#[test]
+fn api_parity_with_docs() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let api = std::fs::read_to_string(dir.join("../docs/API.md")).expect("docs/API.md");
+    let header = std::fs::read_to_string(dir.join("../include/echomq.h")).expect("echomq.h");
+    let declared =
+        |name: &str| header.contains(&format!(" {name}(")) || header.contains(&format!("*{name}("));
+    let mut section = String::new();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for line in api.lines() {
+        if let Some(title) = line.strip_prefix("## ") {
+            section = title.trim().to_string();
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("| `") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let c_name = match (section.as_str(), name.as_str()) {
+            ("Worker", "Worker") => "emq_worker_new".to_string(),
+            ("Worker", verb) => format!("emq_worker_{verb}"),
+            // `emq_job` is the claimed-job struct; the verb is emq_get_job.
+            (_, "job") => "emq_get_job".to_string(),
+            (_, verb) => format!("emq_{verb}"),
+        };
+        checked += 1;
+        if !declared(&c_name) {
+            missing.push(format!("{name} ({section}) -> {c_name}"));
+        }
+    }
+    assert!(
+        checked >= 40,
+        "read only {checked} API lines from docs/API.md"
+    );
+    assert!(missing.is_empty(), "not in include/echomq.h: {missing:#?}");
+
+    // "`EMQ_ERR_STALE` (2)" in the error table is our constant.
+    let mut codes = 0;
+    for (kind, status) in crate::status::KIND_STATUS {
+        let name = format!("EMQ_ERR_{}", upper_snake(&format!("{kind:?}")));
+        assert!(
+            api.contains(&format!("`{name}` ({status})")),
+            "{name} ({status}) in API.md"
+        );
+        assert!(
+            header.contains(&format!("#define {name} {status}\n")),
+            "{name} in header"
+        );
+        codes += 1;
+    }
+    assert_eq!(codes, 16);
+}
+
+fn upper_snake(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
