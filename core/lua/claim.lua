@@ -13,17 +13,23 @@ end
 local t = redis.call('TIME')
 local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2])
 local out = {}
+local leases = {}
 for i = 1, #popped, 2 do
   local id = popped[i]
   local row = ARGV[1] .. 'job:' .. id
+  local payload = redis.call('HGET', row, 'payload')
   -- A pending member without a row is debris; dropping it is all claim can do.
-  if redis.call('EXISTS', row) == 1 then
+  if payload then
     local token = redis.call('HINCRBY', row, 'attempts', 1)
     redis.call('HSET', row, 'state', 'active')
-    redis.call('ZADD', KEYS[2], deadline, id)
+    leases[#leases + 1] = deadline
+    leases[#leases + 1] = id
     out[#out + 1] = id
-    out[#out + 1] = redis.call('HGET', row, 'payload')
+    out[#out + 1] = payload
     out[#out + 1] = token
   end
+end
+if #leases > 0 then
+  redis.call('ZADD', KEYS[2], unpack(leases))
 end
 return out

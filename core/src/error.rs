@@ -178,24 +178,29 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Map a redis-rs error to ours. Script refusals arrive as error replies whose
 /// first word is the wire class (`EMQKIND`, `EMQSTALE`, or an unknown `EMQ*`).
+impl Error {
+    /// The typed error for a wire refusal `<CLASS> <detail>` (PROTOCOL.md §6):
+    /// `EMQKIND`, `EMQSTALE`, or an unknown `EMQ*` word. `None` for anything else.
+    pub fn from_wire_class(class: &str, detail: &str) -> Option<Error> {
+        Some(match class {
+            "EMQKIND" => Error::new(ErrorKind::Kind, format!("EMQKIND {detail}")),
+            "EMQSTALE" if detail == "job gone" => Error::new(ErrorKind::Gone, "EMQSTALE job gone"),
+            "EMQSTALE" => Error::new(ErrorKind::Stale, format!("EMQSTALE {detail}")),
+            word if word.starts_with("EMQ") => Error::new(
+                ErrorKind::Protocol,
+                format!("unknown protocol class {word}: {detail}"),
+            )
+            .with_detail(word),
+            _ => return None,
+        })
+    }
+}
+
 impl From<redis::RedisError> for Error {
     fn from(err: redis::RedisError) -> Self {
         if let Some(code) = err.code() {
-            let detail = err.detail().unwrap_or("").to_string();
-            match code {
-                "EMQKIND" => return Error::new(ErrorKind::Kind, format!("EMQKIND {detail}")),
-                "EMQSTALE" if detail == "job gone" => {
-                    return Error::new(ErrorKind::Gone, "EMQSTALE job gone")
-                }
-                "EMQSTALE" => return Error::new(ErrorKind::Stale, format!("EMQSTALE {detail}")),
-                word if word.starts_with("EMQ") => {
-                    return Error::new(
-                        ErrorKind::Protocol,
-                        format!("unknown protocol class {word}: {detail}"),
-                    )
-                    .with_detail(word)
-                }
-                _ => {}
+            if let Some(typed) = Error::from_wire_class(code, err.detail().unwrap_or("")) {
+                return typed;
             }
         }
         if err.is_timeout() {

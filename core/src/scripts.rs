@@ -31,6 +31,8 @@ pub static ENQUEUE: Script = Script::new("enqueue", include_str!("../lua/enqueue
 pub static SCHEDULE: Script = Script::new("schedule", include_str!("../lua/schedule.lua"));
 pub static CLAIM: Script = Script::new("claim", include_str!("../lua/claim.lua"));
 pub static COMPLETE: Script = Script::new("complete", include_str!("../lua/complete.lua"));
+pub static COMPLETE_MANY: Script =
+    Script::new("complete_many", include_str!("../lua/complete_many.lua"));
 pub static RETRY: Script = Script::new("retry", include_str!("../lua/retry.lua"));
 pub static PROMOTE: Script = Script::new("promote", include_str!("../lua/promote.lua"));
 pub static REAP: Script = Script::new("reap", include_str!("../lua/reap.lua"));
@@ -40,12 +42,13 @@ pub static REQUEUE_DEAD: Script =
 pub static REMOVE: Script = Script::new("remove", include_str!("../lua/remove.lua"));
 
 /// Every script, in name order (the order the bundle hash concatenates them).
-pub fn all() -> [&'static Script; 10] {
+pub fn all() -> [&'static Script; 11] {
     let mut all = [
         &ENQUEUE,
         &SCHEDULE,
         &CLAIM,
         &COMPLETE,
+        &COMPLETE_MANY,
         &RETRY,
         &PROMOTE,
         &REAP,

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -16,6 +17,12 @@ use crate::worker::{panic_message, HandlerError, WorkerShared};
 /// Jobs whose handlers are running: id → token. The heartbeat extends them all
 /// in one round trip; settlement removes them.
 type InFlight = Arc<Mutex<HashMap<BrandedId, u64>>>;
+
+/// A finished job waiting for the settler, and where to report its verdict.
+type Settlement = (BrandedId, u64, oneshot::Sender<Result<()>>);
+
+/// Jobs one `complete_many` call settles at most.
+const SETTLE_BATCH: usize = 500;
 
 const PUMP_LIMIT: u64 = 1_000;
 
@@ -33,6 +40,8 @@ pub(crate) async fn run(shared: Arc<WorkerShared>) -> Result<()> {
     let in_flight: InFlight = Arc::default();
     let heartbeat = tokio::spawn(heartbeat(shared.clone(), in_flight.clone()));
     let pumps = tokio::spawn(pumps(shared.clone()));
+    let (settle_tx, settle_rx) = mpsc::channel::<Settlement>(opts.concurrency.max(1) * 2);
+    let settler = tokio::spawn(settler(shared.clone(), settle_rx));
     let mut tasks: JoinSet<()> = JoinSet::new();
     let idle_max = Duration::from_millis(opts.idle_max_ms);
     let mut idle = Duration::from_millis(1);
@@ -62,7 +71,12 @@ pub(crate) async fn run(shared: Arc<WorkerShared>) -> Result<()> {
                     .fetch_add(jobs.len() as u64, Ordering::Relaxed);
                 for job in jobs {
                     lock(&in_flight).insert(job.id, job.token);
-                    tasks.spawn(process(shared.clone(), in_flight.clone(), job));
+                    tasks.spawn(process(
+                        shared.clone(),
+                        in_flight.clone(),
+                        settle_tx.clone(),
+                        job,
+                    ));
                 }
             }
             Ok(_) => {
@@ -92,6 +106,8 @@ pub(crate) async fn run(shared: Arc<WorkerShared>) -> Result<()> {
         release_unfinished(&shared, &in_flight).await;
     }
     heartbeat.abort();
+    drop(settle_tx);
+    let _ = settler.await;
     shared.running.store(false, Ordering::SeqCst);
     log::info!(
         "echomq worker: stopped queue={} stats={:?}",
@@ -106,7 +122,12 @@ fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashMap<BrandedId, u6
 }
 
 /// Run one handler (catching panics) and settle its job.
-async fn process(shared: Arc<WorkerShared>, in_flight: InFlight, job: Job) {
+async fn process(
+    shared: Arc<WorkerShared>,
+    in_flight: InFlight,
+    settle: mpsc::Sender<Settlement>,
+    job: Job,
+) {
     let (id, token) = (job.id, job.token);
     // A handler may panic while building its future or while running it;
     // both are failures of this job, never of the worker.
@@ -118,16 +139,24 @@ async fn process(shared: Arc<WorkerShared>, in_flight: InFlight, job: Job) {
         },
         Err(_) => Err(HandlerError::retry("handler panicked")),
     };
-    // Still ours? The heartbeat drops jobs whose lease it found lost.
-    let held = lock(&in_flight).contains_key(&id);
+    // Stop heartbeating it before settling (the lease has at least two thirds
+    // left), so a heartbeat racing the settlement cannot mistake a completed
+    // job for a lost lease. `held` is false when the heartbeat already found
+    // the lease lost (and counted it).
+    let held = lock(&in_flight).remove(&id).is_some();
     let settled = match outcome {
-        Ok(()) => shared
-            .client
-            .complete(&shared.queue, id.as_str(), token)
-            .await
-            .map(|()| {
+        Ok(()) => {
+            let (tx, rx) = oneshot::channel();
+            let verdict = match settle.send((id, token, tx)).await {
+                Ok(()) => rx
+                    .await
+                    .unwrap_or_else(|_| Err(Error::new(ErrorKind::Closed, "settler stopped"))),
+                Err(_) => Err(Error::new(ErrorKind::Closed, "settler stopped")),
+            };
+            verdict.map(|()| {
                 shared.counters.completed.fetch_add(1, Ordering::Relaxed);
-            }),
+            })
+        }
         Err(failure) => {
             let opts = &shared.options;
             let max = if failure.fatal {
@@ -168,8 +197,33 @@ async fn process(shared: Arc<WorkerShared>, in_flight: InFlight, job: Job) {
             _ => log::error!("echomq worker: could not settle {id}: {e}"),
         }
     }
-    lock(&in_flight).remove(&id);
     shared.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// Completes finished jobs in batches: whatever has queued up while the last
+/// call was on the wire goes out in the next `complete_many` (one script call,
+/// every token still checked), so settlement costs one round trip per batch.
+async fn settler(shared: Arc<WorkerShared>, mut rx: mpsc::Receiver<Settlement>) {
+    let mut batch: Vec<Settlement> = Vec::with_capacity(SETTLE_BATCH);
+    while rx.recv_many(&mut batch, SETTLE_BATCH).await > 0 {
+        let jobs: Vec<(String, u64)> = batch
+            .iter()
+            .map(|(id, t, _)| (id.to_string(), *t))
+            .collect();
+        let refs: Vec<(&str, u64)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+        match shared.client.complete_many(&shared.queue, &refs).await {
+            Ok(verdicts) => {
+                for ((_, _, reply), verdict) in batch.drain(..).zip(verdicts) {
+                    let _ = reply.send(verdict);
+                }
+            }
+            Err(e) => {
+                for (_, _, reply) in batch.drain(..) {
+                    let _ = reply.send(Err(e.clone()));
+                }
+            }
+        }
+    }
 }
 
 /// Every `lease / 3`, extend every running job's lease in one round trip.

@@ -576,3 +576,32 @@ fn blocking_facade_round_trip() {
     client.close();
     assert_eq!(client.counts(Q).unwrap_err().kind(), ErrorKind::Closed);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn complete_many_checks_every_token_and_settles_the_rest() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    client.enqueue_many(Q, &["a", "b", "c"]).await.unwrap();
+    let jobs = client.claim_many(Q, 3, 10_000).await.unwrap();
+    assert_eq!(jobs.len(), 3);
+    let gone = echomq::id::mint_job_id();
+    let batch = [
+        (jobs[0].id.as_str(), jobs[0].token),
+        (jobs[1].id.as_str(), 99),
+        (gone.as_str(), 1),
+        (jobs[2].id.as_str(), jobs[2].token),
+    ];
+    let verdicts = client.complete_many(Q, &batch).await.unwrap();
+    assert!(verdicts[0].is_ok());
+    assert_eq!(verdicts[1].as_ref().unwrap_err().kind(), ErrorKind::Stale);
+    assert_eq!(verdicts[2].as_ref().unwrap_err().kind(), ErrorKind::Gone);
+    assert!(verdicts[3].is_ok());
+    let mut raw = server.raw();
+    assert_eq!(members(&mut raw, "active"), vec![jobs[1].id.to_string()]);
+    assert!(row(&mut raw, jobs[0].id.as_str()).is_empty());
+    assert_eq!(row(&mut raw, jobs[1].id.as_str())["state"], b"active");
+    let done: u64 = raw
+        .hget(format!("emq:{{{Q}}}:metrics:completed"), "count")
+        .unwrap();
+    assert_eq!(done, 2);
+}
