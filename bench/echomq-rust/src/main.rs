@@ -17,7 +17,9 @@ struct Args {
 
 fn parse_args() -> Args {
     let mut it = std::env::args().skip(1);
-    let workload = it.next().expect("usage: echomq-bench <workload> --url U --n N ...");
+    let workload = it
+        .next()
+        .expect("usage: echomq-bench <workload> --url U --n N ...");
     let mut a = Args {
         workload,
         url: "redis://127.0.0.1:6379/".into(),
@@ -43,7 +45,10 @@ fn parse_args() -> Args {
 }
 
 fn now_ns() -> u128 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos()
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
 }
 
 /// `{"i":…,"t":…,"pad":"xxx…"}` padded to `size` bytes.
@@ -58,11 +63,18 @@ fn payload(i: usize, size: usize) -> Vec<u8> {
 
 fn enqueued_at_ns(p: &[u8]) -> u128 {
     let text = std::str::from_utf8(p).unwrap_or("");
-    text.split("\"t\":").nth(1).and_then(|r| r.split(',').next()).and_then(|t| t.parse().ok()).unwrap_or(0)
+    text.split("\"t\":")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0)
 }
 
 fn report(a: &Args, jobs: usize, seconds: f64, p50: Option<f64>, p99: Option<f64>) {
-    let opt = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_else(|| "null".into());
+    let opt = |v: Option<f64>| {
+        v.map(|x| format!("{x:.3}"))
+            .unwrap_or_else(|| "null".into())
+    };
     println!(
         "{{\"workload\": \"{}\", \"jobs\": {jobs}, \"seconds\": {seconds:.6}, \"p50_ms\": {}, \"p99_ms\": {}, \"version\": \"echomq {} (rust)\"}}",
         a.workload,
@@ -95,13 +107,25 @@ async fn enqueue_bulk(client: &Client, a: &Args) {
 async fn wait_for(worker: &Worker, n: u64) {
     let deadline = Instant::now() + Duration::from_secs(300);
     while worker.stats().completed < n {
-        assert!(Instant::now() < deadline, "timed out waiting for {n} completions");
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {n} completions"
+        );
         tokio::time::sleep(Duration::from_micros(500)).await;
     }
 }
 
-fn bench_worker(client: &Client, a: &Args, concurrency: usize, latencies: Option<Arc<Mutex<Vec<f64>>>>) -> Worker {
-    let options = WorkerOptions { concurrency, idle_max_ms: 5, ..WorkerOptions::default() };
+fn bench_worker(
+    client: &Client,
+    a: &Args,
+    concurrency: usize,
+    latencies: Option<Arc<Mutex<Vec<f64>>>>,
+) -> Worker {
+    let options = WorkerOptions {
+        concurrency,
+        idle_max_ms: 5,
+        ..WorkerOptions::default()
+    };
     Worker::new(client.clone(), &a.queue, options, move |job| {
         let latencies = latencies.clone();
         async move {
@@ -118,12 +142,17 @@ fn bench_worker(client: &Client, a: &Args, concurrency: usize, latencies: Option
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let a = parse_args();
-    let client = Client::connect(&a.url, ConnectOptions::default()).await.expect("connect");
+    let client = Client::connect(&a.url, ConnectOptions::default())
+        .await
+        .expect("connect");
     match a.workload.as_str() {
         "enqueue-single" => {
             let start = Instant::now();
             for i in 0..a.n {
-                client.enqueue(&a.queue, payload(i, a.payload_size)).await.expect("enqueue");
+                client
+                    .enqueue(&a.queue, payload(i, a.payload_size))
+                    .await
+                    .expect("enqueue");
             }
             report(&a, a.n, start.elapsed().as_secs_f64(), None, None);
         }
@@ -157,7 +186,10 @@ async fn main() {
             for i in 0..a.n {
                 let due = start + interval * i as u32;
                 tokio::time::sleep_until(due.into()).await;
-                client.enqueue(&a.queue, payload(i, a.payload_size)).await.expect("enqueue");
+                client
+                    .enqueue(&a.queue, payload(i, a.payload_size))
+                    .await
+                    .expect("enqueue");
             }
             wait_for(&worker, a.n as u64).await;
             let seconds = start.elapsed().as_secs_f64();
