@@ -472,28 +472,30 @@ impl Client {
 
     /// Move up to `limit` due scheduled jobs to pending.
     pub async fn promote(&self, queue: &str, limit: u64) -> Result<u64> {
-        let keys = QueueKeys::new(queue)?;
-        check_positive("limit", limit)?;
-        let answer = self
-            .transport
-            .script(
-                &scripts::PROMOTE,
-                &[&keys.schedule, &keys.pending],
-                &[keys.base.as_bytes(), limit.to_string().as_bytes()],
-            )
-            .await?;
-        as_u64(answer)
+        self.pump(queue, limit, &scripts::PROMOTE, |k| &k.schedule)
+            .await
     }
 
     /// Move up to `limit` jobs whose lease lapsed back to pending.
     pub async fn reap(&self, queue: &str, limit: u64) -> Result<u64> {
+        self.pump(queue, limit, &scripts::REAP, |k| &k.active).await
+    }
+
+    /// Run a server-clock pump script that moves due members of `from` to pending.
+    async fn pump(
+        &self,
+        queue: &str,
+        limit: u64,
+        script: &scripts::Script,
+        from: fn(&QueueKeys) -> &String,
+    ) -> Result<u64> {
         let keys = QueueKeys::new(queue)?;
         check_positive("limit", limit)?;
         let answer = self
             .transport
             .script(
-                &scripts::REAP,
-                &[&keys.active, &keys.pending],
+                script,
+                &[from(&keys), &keys.pending],
                 &[keys.base.as_bytes(), limit.to_string().as_bytes()],
             )
             .await?;

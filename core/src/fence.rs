@@ -4,7 +4,7 @@
 use redis::aio::MultiplexedConnection;
 use redis::AsyncCommands;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::keys::{BUNDLE_KEY, VERSION_KEY};
 use crate::scripts;
 use crate::PROTOCOL_VERSION;
@@ -71,16 +71,7 @@ pub(crate) async fn record_bundle(conn: &mut MultiplexedConnection) -> Result<Ve
 
     for (script, sha) in scripts::all().iter().zip(loaded) {
         let sha: String = redis::from_redis_value(sha)?;
-        if sha != script.sha1() {
-            return Err(Error::new(
-                ErrorKind::Protocol,
-                format!(
-                    "SCRIPT LOAD of {} answered {sha}, expected {}",
-                    script.name,
-                    script.sha1()
-                ),
-            ));
-        }
+        script.check_loaded(&sha)?;
     }
     Ok(fields
         .iter()

@@ -20,6 +20,22 @@ impl Script {
         }
     }
 
+    /// Refuse a `SCRIPT LOAD` answer that is not our SHA (the server would run
+    /// other bytes than the ones we ship).
+    pub(crate) fn check_loaded(&self, answered: &str) -> crate::Result<()> {
+        if answered == self.sha1() {
+            return Ok(());
+        }
+        Err(crate::Error::new(
+            crate::ErrorKind::Protocol,
+            format!(
+                "SCRIPT LOAD of {} answered {answered}, expected {}",
+                self.name,
+                self.sha1()
+            ),
+        ))
+    }
+
     /// SHA1 of the source bytes, hex, as `SCRIPT LOAD` answers it.
     pub fn sha1(&self) -> &str {
         self.sha

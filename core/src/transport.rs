@@ -295,16 +295,7 @@ impl Transport {
         let sha: String = self
             .query(redis::cmd("SCRIPT").arg("LOAD").arg(script.source))
             .await?;
-        if sha != script.sha1() {
-            return Err(Error::new(
-                ErrorKind::Protocol,
-                format!(
-                    "SCRIPT LOAD of {} answered {sha}, expected {}",
-                    script.name,
-                    script.sha1()
-                ),
-            ));
-        }
+        script.check_loaded(&sha)?;
         Ok(())
     }
 }

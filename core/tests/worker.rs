@@ -41,6 +41,12 @@ async fn until(mut done: impl FnMut() -> bool) {
     }
 }
 
+/// Run the worker on its own task; await the handle after `stop()`.
+fn start(worker: &Worker) -> tokio::task::JoinHandle<echomq::Result<()>> {
+    let w = worker.clone();
+    tokio::spawn(async move { w.run().await })
+}
+
 fn set_len(raw: &mut redis::Connection, set: &str) -> u64 {
     raw.zcard(format!("emq:{{{Q}}}:{set}")).unwrap()
 }
@@ -68,10 +74,7 @@ async fn every_job_is_processed_exactly_once() {
         }
     })
     .unwrap();
-    let running = tokio::spawn({
-        let w = worker.clone();
-        async move { w.run().await }
-    });
+    let running = start(&worker);
     until(|| worker.stats().completed == n).await;
     worker.stop();
     running.await.unwrap().unwrap();
@@ -113,10 +116,7 @@ async fn a_failing_handler_is_retried_then_dead_lettered_with_its_message() {
         Err::<(), _>(HandlerError::retry(format!("attempt {} failed", job.token)))
     })
     .unwrap();
-    let running = tokio::spawn({
-        let w = worker.clone();
-        async move { w.run().await }
-    });
+    let running = start(&worker);
     until(|| worker.stats().dead == 1).await;
     worker.stop();
     running.await.unwrap().unwrap();
@@ -149,10 +149,7 @@ async fn fatal_errors_and_panics_are_failures_not_crashes() {
         }
     })
     .unwrap();
-    let running = tokio::spawn({
-        let w = worker.clone();
-        async move { w.run().await }
-    });
+    let running = start(&worker);
     until(|| worker.stats().dead == 2 && worker.stats().completed == 1).await;
     worker.stop();
     running.await.unwrap().unwrap();
@@ -189,10 +186,7 @@ async fn heartbeats_keep_a_long_handler_from_being_reaped() {
         }
     })
     .unwrap();
-    let running = tokio::spawn({
-        let w = worker.clone();
-        async move { w.run().await }
-    });
+    let running = start(&worker);
     until(|| worker.stats().completed == 1).await;
     worker.stop();
     running.await.unwrap().unwrap();
@@ -223,10 +217,7 @@ async fn a_crashed_holders_job_is_recovered_by_the_reaper() {
         }
     })
     .unwrap();
-    let running = tokio::spawn({
-        let w = worker.clone();
-        async move { w.run().await }
-    });
+    let running = start(&worker);
     until(|| worker.stats().completed == 1).await;
     worker.stop();
     running.await.unwrap().unwrap();
@@ -251,10 +242,7 @@ async fn graceful_stop_settles_in_flight_jobs_and_leaves_nothing_active() {
         Ok(())
     })
     .unwrap();
-    let running = tokio::spawn({
-        let w = worker.clone();
-        async move { w.run().await }
-    });
+    let running = start(&worker);
     until(|| worker.stats().claimed >= 5).await;
     worker.stop();
     running.await.unwrap().unwrap();
@@ -280,10 +268,7 @@ async fn handlers_past_the_grace_period_are_released_to_pending() {
         Ok(())
     })
     .unwrap();
-    let running = tokio::spawn({
-        let w = worker.clone();
-        async move { w.run().await }
-    });
+    let running = start(&worker);
     until(|| worker.stats().claimed == 1).await;
     worker.stop();
     running.await.unwrap().unwrap();
