@@ -1,0 +1,74 @@
+"""The EchoMQ Python driver for bench/run.py (contract: bench/DRIVERS.md)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import echomq
+from common import enqueued_at_ns, parse_args, payload, percentile, report, wait_until
+
+VERSION = f"echomq {echomq.__version__} (python)"
+
+
+def bulk(client: echomq.Client, a) -> None:
+    chunks = [[payload(i, a.payload_size) for i in range(s, min(s + 1000, a.n))] for s in range(0, a.n, 1000)]
+
+    def send(chunk):
+        for verdict in client.enqueue_many(a.queue, chunk):
+            if isinstance(verdict, Exception):
+                raise verdict
+
+    # A few pipelines in flight at once: the GIL is released while each waits.
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(send, chunks))
+
+
+def run_worker(client, a, concurrency: int, handler):
+    worker = echomq.Worker(client, a.queue, handler, concurrency=concurrency, idle_max_ms=5)
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    return worker, thread
+
+
+def main() -> None:
+    a = parse_args()
+    client = echomq.connect(a.url)
+    if a.workload == "enqueue-single":
+        start = time.perf_counter()
+        for i in range(a.n):
+            client.enqueue(a.queue, payload(i, a.payload_size))
+        report(a.workload, a.n, time.perf_counter() - start, VERSION)
+    elif a.workload in ("enqueue-bulk", "prefill"):
+        start = time.perf_counter()
+        bulk(client, a)
+        report(a.workload, a.n, time.perf_counter() - start, VERSION)
+    elif a.workload == "process":
+        start = time.perf_counter()
+        worker, thread = run_worker(client, a, a.concurrency, lambda job: None)
+        wait_until(lambda: worker.stats().completed >= a.n)
+        seconds = time.perf_counter() - start
+        worker.stop()
+        thread.join(30)
+        report(a.workload, a.n, seconds, VERSION)
+    elif a.workload == "latency":
+        lat: list[float] = []
+        worker, thread = run_worker(client, a, 50, lambda job: lat.append((time.time_ns() - enqueued_at_ns(job.payload)) / 1e6))
+        start = time.perf_counter()
+        for i in range(a.n):
+            delay = start + i / a.rate - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            client.enqueue(a.queue, payload(i, a.payload_size))
+        wait_until(lambda: worker.stats().completed >= a.n)
+        seconds = time.perf_counter() - start
+        worker.stop()
+        thread.join(30)
+        report(a.workload, a.n, seconds, VERSION, percentile(lat, 0.5), percentile(lat, 0.99))
+    else:
+        print('{"workload": "%s", "unsupported": "unknown workload"}' % a.workload)
+
+
+if __name__ == "__main__":
+    main()
