@@ -35,7 +35,7 @@ where
     let (event_loop, target) = (event_loop.unbind(), py_future.clone().unbind());
     echomq::runtime::runtime().spawn(async move {
         let outcome = fut.await;
-        Python::attach(move |py| {
+        crate::interp::attach(move |py| {
             let (ok, value) = match outcome {
                 Ok(v) => match convert(py, v) {
                     Ok(v) => (true, v),

@@ -8,6 +8,7 @@ mod aio;
 mod client;
 mod errors;
 mod helpers;
+mod interp;
 mod types;
 mod worker;
 
@@ -37,6 +38,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(helpers::classify, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::slot, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
+    m.add_function(wrap_pyfunction!(interp::_at_exit, m)?)?;
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (m.getattr("_at_exit")?,))?;
+    m.add_function(wrap_pyfunction!(interp::_after_fork_in_child, m)?)?;
+    let kwargs = pyo3::types::PyDict::new(m.py());
+    kwargs.set_item("after_in_child", m.getattr("_after_fork_in_child")?)?;
+    m.py()
+        .import("os")?
+        .call_method("register_at_fork", (), Some(&kwargs))?;
     m.add("PROTOCOL_VERSION", echomq::PROTOCOL_VERSION)?;
     m.add("DEFAULT_MAX_PAYLOAD", echomq::DEFAULT_MAX_PAYLOAD)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

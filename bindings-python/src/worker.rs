@@ -95,13 +95,14 @@ impl NativeWorker {
             &queue,
             options,
             move |job: &echomq::Job| {
-                Python::attach(|py| {
+                crate::interp::attach(|py| {
                     let job = Job::new(py, job);
                     handler
                         .call1(py, (job,))
                         .map(drop)
                         .map_err(|e| failure(py, e))
                 })
+                .unwrap_or_else(|| Err(HandlerError::retry("the Python interpreter is exiting")))
             },
         )
         .map_err(err)?;

@@ -152,7 +152,11 @@ class Worker:
             self.stop()
 
         signal.signal(signal.SIGTERM, on_sigterm)
-        return lambda: signal.signal(signal.SIGTERM, previous)
+
+        def restore() -> None:
+            signal.signal(signal.SIGTERM, previous)
+
+        return restore
 
 
 async def _await(awaitable: Awaitable[object]) -> object:

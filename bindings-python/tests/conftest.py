@@ -1,0 +1,109 @@
+"""Fixtures: one real redis-server per test session on a free port (never a
+mock), a raw connection (redis-py) to assert wire state, and a fresh queue
+name per test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from typing import Iterator
+
+import pytest
+import redis
+
+import echomq
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    given = os.environ.get("EMQ_TEST_REDIS_URL")
+    if given:
+        yield given
+        return
+    server = shutil.which("redis-server")
+    assert server, "redis-server is required (scripts/test-python.sh installs it)"
+    port = _free_port()
+    proc = subprocess.Popen(
+        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--loglevel", "warning"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            redis.Redis.from_url(url).ping()
+            break
+        except redis.ConnectionError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture
+def raw(redis_url: str) -> Iterator["redis.Redis[bytes]"]:
+    conn = redis.Redis.from_url(redis_url)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="session")
+def client(redis_url: str) -> Iterator[echomq.Client]:
+    c = echomq.connect(redis_url, client_name="pytest")
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def queue() -> str:
+    return "t-" + uuid.uuid4().hex[:12]
+
+
+class Keys:
+    """The wire names of one queue (PROTOCOL.md §2), spelled out independently."""
+
+    def __init__(self, q: str) -> None:
+        self.pending = f"emq:{{{q}}}:pending"
+        self.active = f"emq:{{{q}}}:active"
+        self.schedule = f"emq:{{{q}}}:schedule"
+        self.dead = f"emq:{{{q}}}:dead"
+        self.meta = f"emq:{{{q}}}:meta"
+        self.completed = f"emq:{{{q}}}:metrics:completed"
+        self.failed = f"emq:{{{q}}}:metrics:failed"
+        self.q = q
+
+    def job(self, id: str) -> str:
+        return f"emq:{{{self.q}}}:job:{id}"
+
+
+@pytest.fixture
+def keys(queue: str) -> Keys:
+    return Keys(queue)
+
+
+def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(interval)

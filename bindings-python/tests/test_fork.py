@@ -1,0 +1,132 @@
+"""After os.fork(), a client inherited by the child either works (it
+reconnects) or raises EchoMQError; it never hangs and never corrupts the
+parent's connection."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+from typing import Callable
+
+import echomq
+
+
+def in_child(fn: Callable[[], str], timeout: float = 20.0) -> str:
+    """Run fn in a forked child; its outcome comes back over a pipe. A child
+    that does not finish in time is killed and the test fails."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        os.close(r)
+        code = 0
+        try:
+            out = "ok " + fn()
+        except echomq.EchoMQError as e:
+            out = f"emq {type(e).__name__}: {e}"
+        except BaseException as e:
+            out = f"err {type(e).__name__}: {e}"
+            code = 1
+        os.write(w, out.encode())
+        os._exit(code)
+    os.close(w)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(r)
+            raise AssertionError("the forked child hung")
+        time.sleep(0.01)
+    with os.fdopen(r, "rb") as f:
+        out = f.read().decode()
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, out
+    return out
+
+
+def test_child_reconnects_and_parent_keeps_working(redis_url, raw, queue, keys):
+    c = echomq.connect(redis_url)
+    first = c.enqueue(queue, b"parent before fork")
+
+    def child() -> str:
+        e = c.enqueue(queue, b"from child")
+        n = c.counts(queue).pending
+        return f"{e.id} {n}"
+
+    out = in_child(child)
+    assert out.startswith(("ok ", "emq ")), out
+    if out.startswith("ok "):
+        child_id, pending = out[3:].split()
+        assert pending == "2"
+        assert raw.hget(keys.job(child_id), "payload") == b"from child"
+    # The parent's connection is intact.
+    after = c.enqueue(queue, b"parent after fork")
+    assert c.counts(queue).pending == (3 if out.startswith("ok ") else 2)
+    job = c.claim(queue, 10_000)
+    assert job is not None and job.id == first.id
+    c.complete(queue, job.id, job.token)
+    assert c.job(queue, after.id) is not None
+    c.close()
+
+
+def test_fork_while_parent_threads_are_busy(redis_url, queue):
+    c = echomq.connect(redis_url)
+    stop = threading.Event()
+    sent = [0]
+
+    def busy() -> None:
+        while not stop.is_set():
+            c.enqueue(queue, b"busy")
+            sent[0] += 1
+
+    threads = [threading.Thread(target=busy) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(5):
+            out = in_child(lambda: str(c.counts(queue).pending))
+            assert out.startswith(("ok ", "emq ")), out
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert c.counts(queue).pending == sent[0]
+    c.close()
+
+
+def test_async_client_in_a_forked_child(redis_url, queue):
+    async def make() -> echomq.AsyncClient:
+        return await echomq.connect_async(redis_url)
+
+    ac = asyncio.run(make())
+    asyncio.run(ac.enqueue(queue, b"parent"))
+
+    def child() -> str:
+        e = asyncio.run(ac.enqueue(queue, b"child"))
+        return e.id
+
+    out = in_child(child)
+    assert out.startswith(("ok ", "emq ")), out
+    assert asyncio.run(ac.counts(queue)).pending == (2 if out.startswith("ok ") else 1)
+    ac.close()
+
+
+def test_client_made_in_child_after_parent_used_runtime(redis_url, queue):
+    c = echomq.connect(redis_url)
+    c.counts(queue)
+
+    def child() -> str:
+        c2 = echomq.connect(redis_url)
+        e = c2.enqueue(queue, b"fresh")
+        c2.close()
+        return e.id
+
+    out = in_child(child)
+    assert out.startswith("ok "), out
+    assert c.counts(queue).pending == 1
+    c.close()
