@@ -1,1 +1,19 @@
-//! Placeholder: filled in by its issue.
+//! `echomq` for Node.js: a thin napi-rs translation of the Rust core.
+//!
+//! Nothing here knows the protocol. Each verb converts its arguments, runs the
+//! core future on the process's one tokio runtime (`echomq::runtime::runtime()`),
+//! and settles a JavaScript Promise from there through a `JsDeferred`. Errors
+//! become `Error` objects carrying the core's stable `code` (plus `found` /
+//! `word` where the kind has them). `index.js` is the public face: it names the
+//! verbs, turns these errors into `EchoMQError`, and wraps the worker handler.
+
+mod client;
+mod convert;
+mod error;
+mod helpers;
+mod worker;
+
+pub use client::*;
+pub use error::*;
+pub use helpers::*;
+pub use worker::*;

@@ -1,0 +1,276 @@
+// Type definitions for `echomq` (hand-written over the napi addon; checked by
+// `tsc --noEmit --strict` on examples/node/typed.ts in `npm test`).
+
+/// <reference types="node" />
+
+// ---- errors -------------------------------------------------------------------
+
+/** The stable error codes: exactly the core's `ErrorKind::code()` values. */
+export declare const ErrorCode: {
+  readonly KIND: 'EMQKIND'
+  readonly STALE: 'EMQSTALE'
+  readonly GONE: 'EMQ_GONE'
+  readonly LEASE_LOST: 'EMQ_LEASE_LOST'
+  readonly NOT_DEAD: 'EMQ_NOT_DEAD'
+  readonly VERSION_FENCE: 'EMQ_VERSION_FENCE'
+  readonly INVALID_ID: 'EMQ_INVALID_ID'
+  readonly INVALID_QUEUE: 'EMQ_INVALID_QUEUE'
+  readonly INVALID_ARGUMENT: 'EMQ_INVALID_ARGUMENT'
+  readonly CONNECTION: 'EMQ_CONNECTION'
+  readonly TIMEOUT: 'EMQ_TIMEOUT'
+  readonly PROTOCOL: 'EMQ_PROTOCOL'
+  readonly SERVER: 'EMQ_SERVER'
+  readonly JOB_ACTIVE: 'EMQ_JOB_ACTIVE'
+  readonly BUNDLE_MISMATCH: 'EMQ_BUNDLE_MISMATCH'
+  readonly CLOSED: 'EMQ_CLOSED'
+}
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
+
+/** One row of the core's error table. */
+export interface ErrorKindInfo {
+  /** `ErrorCode` key: `STALE`, `LEASE_LOST`, ... */
+  readonly name: keyof typeof ErrorCode
+  readonly code: ErrorCode
+  /** The C ABI status number (1..16). */
+  readonly status: number
+}
+
+/** Every error kind, in code order. */
+export declare function errorKinds(): readonly ErrorKindInfo[]
+
+/** Every error this package raises or rejects with. Match on `code`, never on `message`. */
+export declare class EchoMQError extends Error {
+  constructor(message: string, code: ErrorCode, details?: { found?: string; word?: string; cause?: unknown })
+  readonly name: 'EchoMQError'
+  readonly code: ErrorCode
+  /** The C status number of the kind. */
+  readonly status: number
+  /** `EMQ_VERSION_FENCE`: the value found in `{emq}:version`. */
+  readonly found?: string
+  /** `EMQ_PROTOCOL`: the unknown `EMQ*` class word the server sent. */
+  readonly word?: string
+}
+
+/** Throw (or reject with) this from a worker handler: the job goes straight to dead. */
+export declare class UnrecoverableError extends Error {
+  constructor(message?: string, options?: { cause?: unknown })
+  readonly name: 'UnrecoverableError'
+}
+
+// ---- values -------------------------------------------------------------------
+
+/** Opaque bytes; a string is sent as UTF-8. Payloads come back as `Buffer`. */
+export type Payload = Buffer | Uint8Array | string
+
+export interface ConnectOptions {
+  /** 0..1023; default `EMQ_NODE_ID`, else random per process. */
+  nodeId?: number
+  /** `CLIENT SETNAME` for every connection. */
+  clientName?: string
+  /** Default 5000. */
+  connectTimeoutMs?: number
+  /** Default 30000; 0 = wait forever. */
+  responseTimeoutMs?: number
+  /** Largest payload accepted, bytes. Default 16 MiB. */
+  maxPayload?: number
+  /** Make a script-bundle mismatch a connect error. Default false. */
+  strictBundle?: boolean
+}
+
+export interface Enqueued {
+  id: string
+  /** `true`: a row with this id already existed and was left untouched. */
+  duplicate: boolean
+}
+
+export interface Job {
+  id: string
+  payload: Buffer
+  /** The fencing token: pass it back to settle. */
+  token: number
+}
+
+/** What `completeMany` / `extendMany` take; a claimed `Job` fits. */
+export interface JobRef {
+  id: string
+  token: number
+}
+
+export type RetryOutcome = 'scheduled' | 'dead'
+
+export interface Counts {
+  pending: number
+  active: number
+  scheduled: number
+  dead: number
+  /** Jobs completed since the queue began. */
+  completed: number
+  /** Jobs dead-lettered since the queue began. */
+  failed: number
+}
+
+export type JobState = 'pending' | 'active' | 'scheduled' | 'dead'
+
+export interface JobInfo {
+  id: string
+  state: JobState
+  attempts: number
+  payload: Buffer
+  lastError: string | null
+}
+
+/** `pending` / `dead`: mint order (range = mint time); `schedule` / `active`: by score. */
+export type BrowseSet = 'pending' | 'dead' | 'schedule' | 'scheduled' | 'active'
+
+/** `[fromMs, toMs)`, unix milliseconds. */
+export interface TimeRange {
+  fromMs: number
+  toMs: number
+}
+
+export interface BundleMismatch {
+  field: string
+  ours: string
+  theirs: string
+}
+
+/** One verdict per input, input order, in `Promise.allSettled` shape. */
+export type Verdict<T> = { status: 'fulfilled'; value: T } | { status: 'rejected'; reason: EchoMQError }
+
+// ---- client -------------------------------------------------------------------
+
+/** Connect (`redis://`, `rediss://`, `redis+unix://`) and fence before anything else. */
+export declare function connect(url: string, options?: ConnectOptions): Promise<Client>
+
+export declare class Client {
+  private constructor()
+  /** The node id mixed into the ids this client mints. */
+  readonly nodeId: number
+  enqueue(queue: string, payload: Payload): Promise<Enqueued>
+  enqueueWithId(queue: string, id: string, payload: Payload): Promise<Enqueued>
+  enqueueAt(queue: string, payload: Payload, runAtMs: number): Promise<Enqueued>
+  enqueueIn(queue: string, payload: Payload, delayMs: number): Promise<Enqueued>
+  enqueueMany(queue: string, payloads: readonly Payload[]): Promise<Verdict<Enqueued>[]>
+  claim(queue: string, leaseMs: number): Promise<Job | null>
+  claimMany(queue: string, max: number, leaseMs: number): Promise<Job[]>
+  complete(queue: string, id: string, token: number): Promise<void>
+  completeMany(queue: string, jobs: readonly JobRef[]): Promise<Verdict<undefined>[]>
+  retry(
+    queue: string,
+    id: string,
+    token: number,
+    delayMs: number,
+    maxAttempts: number,
+    error: string,
+  ): Promise<RetryOutcome>
+  extend(queue: string, id: string, token: number, leaseMs: number): Promise<void>
+  extendMany(queue: string, jobs: readonly JobRef[], leaseMs: number): Promise<Verdict<undefined>[]>
+  /** Due scheduled jobs → pending; how many moved. `limit` default 1000. */
+  promote(queue: string, limit?: number): Promise<number>
+  /** Lapsed leases → pending; how many moved. `limit` default 1000. */
+  reap(queue: string, limit?: number): Promise<number>
+  counts(queue: string): Promise<Counts>
+  job(queue: string, id: string): Promise<JobInfo | null>
+  /** Ids in one set. `newestFirst` default false, `limit` default 100. */
+  browse(
+    queue: string,
+    set: BrowseSet,
+    newestFirst?: boolean,
+    limit?: number,
+    range?: TimeRange | null,
+  ): Promise<string[]>
+  pause(queue: string): Promise<void>
+  resume(queue: string): Promise<void>
+  isPaused(queue: string): Promise<boolean>
+  requeueDead(queue: string, id: string): Promise<void>
+  remove(queue: string, id: string): Promise<void>
+  bundleMismatches(): Promise<BundleMismatch[]>
+  /** Later calls reject with `EMQ_CLOSED`. */
+  close(): Promise<void>
+}
+
+// ---- worker -------------------------------------------------------------------
+
+export type Backoff = 'fixed' | 'exponential' | 'jitter'
+
+export interface WorkerOptions {
+  /** Handlers running at once. Default 10. */
+  concurrency?: number
+  /** Lease per claim, renewed every `leaseMs / 3`. Default 30000. */
+  leaseMs?: number
+  /** Attempts before a job is dead-lettered. Default 5. */
+  maxAttempts?: number
+  /** Default `exponential`. */
+  backoff?: Backoff
+  /** Default 1000. */
+  backoffBaseMs?: number
+  /** Default 60000. */
+  backoffCapMs?: number
+  /** How often the worker promotes and reaps. Default 1000. */
+  pumpIntervalMs?: number
+  /** Longest idle poll interval. Default 50. */
+  idleMaxMs?: number
+  /** How long in-flight handlers may run after `close()`. Default 10000. */
+  shutdownGraceMs?: number
+}
+
+export interface WorkerStats {
+  claimed: number
+  completed: number
+  retried: number
+  dead: number
+  leaseLost: number
+  inFlight: number
+}
+
+/** Resolve = done; throw / reject = retry with backoff; throw `UnrecoverableError` = dead now. */
+export type Handler = (job: Job) => unknown | Promise<unknown>
+
+export declare class Worker {
+  constructor(client: Client, queue: string, handler: Handler, options?: WorkerOptions)
+  /** Claim and process until `close()`; resolves after the graceful drain. */
+  run(): Promise<void>
+  /** Stop claiming; resolves once in-flight jobs finished (within the grace period). */
+  close(): Promise<void>
+  stats(): WorkerStats
+}
+
+// ---- pure helpers (no server) ----------------------------------------------
+
+/** A fresh `JOB` id (strictly increasing per process). */
+export declare function mintJobId(nodeId?: number): string
+
+export interface ParsedId {
+  namespace: string
+  /** 63 bits: a `bigint`. */
+  snowflake: bigint
+  mintedAtMs: number
+}
+
+/** Throws `EchoMQError` `EMQ_INVALID_ID` for anything but a 14-byte branded id. */
+export declare function parseId(text: string): ParsedId
+export declare function isValidId(text: string): boolean
+export declare function encodeId(namespace: string, snowflake: bigint | number): string
+/** `JOB` + base62((ms − epoch) ≪ 22): a lex bound for mint time. */
+export declare function lexBound(unixMs: number): string
+export declare function isValidQueue(name: string): boolean
+
+export type KeyType = 'pending' | 'active' | 'schedule' | 'dead' | 'meta'
+/** `emq:{q}:<type>` */
+export declare function queueKey(queue: string, type: KeyType): string
+/** `emq:{q}:job:<id>` */
+export declare function jobKey(queue: string, id: string): string
+
+export interface KeyClass {
+  class: 'queue' | 'job' | 'metric' | 'reserve' | 'unclassified'
+  queue?: string
+  keyType?: KeyType
+  id?: string
+  /** metric: `completed` / `failed`; reserve: `version` / `locks` / `bundle` / `migration`. */
+  member?: string
+}
+export declare function classify(key: string | Buffer): KeyClass
+/** CRC16/XMODEM of the hashtag, mod 16384. */
+export declare function slot(key: string | Buffer): number
+/** `echomq:2.0.0` */
+export declare function protocolVersion(): string

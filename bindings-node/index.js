@@ -1,0 +1,313 @@
+// echomq for Node.js — the public face of the native addon.
+//
+// Thin by design: every verb is the Rust core's (docs/API.md). This file only
+// (1) names the verbs as Promise-returning methods, (2) turns the addon's coded
+// errors into `EchoMQError` (table-driven from the core's error kinds), and
+// (3) wraps a worker handler so its outcome reaches the core as data.
+'use strict'
+
+const native = require('./native.js').load()
+
+// ---- errors -----------------------------------------------------------------
+
+/** `[{name, code, status}]` for every core `ErrorKind`, in code order. */
+const KINDS = Object.freeze(native.errorKinds().map((k) => Object.freeze(k)))
+/** `ErrorCode.STALE === 'EMQSTALE'`, ... one entry per kind. */
+const ErrorCode = Object.freeze(Object.fromEntries(KINDS.map((k) => [k.name, k.code])))
+const STATUS = new Map(KINDS.map((k) => [k.code, k.status]))
+// napi's own argument conversion failures (a number where a string goes, ...):
+// they are bad arguments in our vocabulary.
+const NAPI_ARGUMENT_CODES = new Set([
+  'InvalidArg',
+  'ObjectExpected',
+  'StringExpected',
+  'NameExpected',
+  'FunctionExpected',
+  'NumberExpected',
+  'BooleanExpected',
+  'ArrayExpected',
+  'BigintExpected',
+  'DateExpected',
+  'ArrayBufferExpected',
+])
+
+class EchoMQError extends Error {
+  constructor(message, code, details) {
+    super(message, details && details.cause !== undefined ? { cause: details.cause } : undefined)
+    this.name = 'EchoMQError'
+    /** One of `ErrorCode`'s values. */
+    this.code = code
+    /** The C status number of the kind. */
+    this.status = STATUS.get(code)
+    if (details && details.found !== undefined) this.found = details.found
+    if (details && details.word !== undefined) this.word = details.word
+  }
+}
+
+/** Throw (or reject with) this from a worker handler: the job goes straight to dead. */
+class UnrecoverableError extends Error {
+  constructor(message, options) {
+    super(message, options)
+    this.name = 'UnrecoverableError'
+  }
+}
+
+function toEchoMQError(e) {
+  if (e instanceof EchoMQError || e === null || typeof e !== 'object') return e
+  if (STATUS.has(e.code)) {
+    return new EchoMQError(e.message, e.code, { found: e.found, word: e.word })
+  }
+  if (NAPI_ARGUMENT_CODES.has(e.code)) {
+    return new EchoMQError(e.message, ErrorCode.INVALID_ARGUMENT, { cause: e })
+  }
+  return e
+}
+
+function invalidArgument(message) {
+  return new EchoMQError(message, ErrorCode.INVALID_ARGUMENT)
+}
+
+/** Run a native call; a sync throw or a rejection becomes an `EchoMQError` rejection. */
+async function call(fn) {
+  try {
+    return await fn()
+  } catch (e) {
+    throw toEchoMQError(e)
+  }
+}
+
+function callSync(fn) {
+  try {
+    return fn()
+  } catch (e) {
+    throw toEchoMQError(e)
+  }
+}
+
+/** Refuse option names the core does not know (a typo would silently do nothing). */
+function checkOptions(options, known, what) {
+  if (options === undefined || options === null) return undefined
+  if (typeof options !== 'object') throw invalidArgument(`${what} must be an object`)
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw invalidArgument(`unknown ${what} ${JSON.stringify(key)}; known: ${known.join(', ')}`)
+    }
+  }
+  return options
+}
+
+const CONNECT_OPTIONS = [
+  'nodeId',
+  'clientName',
+  'connectTimeoutMs',
+  'responseTimeoutMs',
+  'maxPayload',
+  'strictBundle',
+]
+const WORKER_OPTIONS = [
+  'concurrency',
+  'leaseMs',
+  'maxAttempts',
+  'backoff',
+  'backoffBaseMs',
+  'backoffCapMs',
+  'pumpIntervalMs',
+  'idleMaxMs',
+  'shutdownGraceMs',
+]
+
+// Batch verdicts in `Promise.allSettled` shape.
+const settled = (verdicts) =>
+  verdicts.map((v) =>
+    v instanceof Error
+      ? { status: 'rejected', reason: toEchoMQError(v) }
+      : { status: 'fulfilled', value: v === null ? undefined : v }
+  )
+
+const normalizeJob = (job) => {
+  if (job && job.lastError === undefined) job.lastError = null
+  return job
+}
+
+// ---- client -----------------------------------------------------------------
+
+const NATIVE = Symbol('echomq.native')
+
+class Client {
+  constructor(nativeClient) {
+    if (!(nativeClient instanceof native.NativeClient)) {
+      throw new TypeError('use `await connect(url, options)` to make a Client')
+    }
+    this[NATIVE] = nativeClient
+  }
+
+  /** The node id mixed into the ids this client mints. */
+  get nodeId() {
+    return this[NATIVE].nodeId()
+  }
+
+  enqueue(queue, payload) {
+    return call(() => this[NATIVE].enqueue(queue, payload))
+  }
+  enqueueWithId(queue, id, payload) {
+    return call(() => this[NATIVE].enqueueWithId(queue, id, payload))
+  }
+  enqueueAt(queue, payload, runAtMs) {
+    return call(() => this[NATIVE].enqueueAt(queue, payload, runAtMs))
+  }
+  enqueueIn(queue, payload, delayMs) {
+    return call(() => this[NATIVE].enqueueIn(queue, payload, delayMs))
+  }
+  enqueueMany(queue, payloads) {
+    return call(() => this[NATIVE].enqueueMany(queue, payloads)).then(settled)
+  }
+  claim(queue, leaseMs) {
+    return call(() => this[NATIVE].claim(queue, leaseMs))
+  }
+  claimMany(queue, max, leaseMs) {
+    return call(() => this[NATIVE].claimMany(queue, max, leaseMs))
+  }
+  complete(queue, id, token) {
+    return call(() => this[NATIVE].complete(queue, id, token))
+  }
+  completeMany(queue, jobs) {
+    return call(() => this[NATIVE].completeMany(queue, jobs)).then(settled)
+  }
+  retry(queue, id, token, delayMs, maxAttempts, error) {
+    return call(() => this[NATIVE].retry(queue, id, token, delayMs, maxAttempts, error))
+  }
+  extend(queue, id, token, leaseMs) {
+    return call(() => this[NATIVE].extend(queue, id, token, leaseMs))
+  }
+  extendMany(queue, jobs, leaseMs) {
+    return call(() => this[NATIVE].extendMany(queue, jobs, leaseMs)).then(settled)
+  }
+  promote(queue, limit = 1000) {
+    return call(() => this[NATIVE].promote(queue, limit))
+  }
+  reap(queue, limit = 1000) {
+    return call(() => this[NATIVE].reap(queue, limit))
+  }
+  counts(queue) {
+    return call(() => this[NATIVE].counts(queue))
+  }
+  job(queue, id) {
+    return call(() => this[NATIVE].job(queue, id)).then(normalizeJob)
+  }
+  browse(queue, set, newestFirst = false, limit = 100, range = null) {
+    return call(() => this[NATIVE].browse(queue, set, newestFirst, limit, range))
+  }
+  pause(queue) {
+    return call(() => this[NATIVE].pause(queue))
+  }
+  resume(queue) {
+    return call(() => this[NATIVE].resume(queue))
+  }
+  isPaused(queue) {
+    return call(() => this[NATIVE].isPaused(queue))
+  }
+  requeueDead(queue, id) {
+    return call(() => this[NATIVE].requeueDead(queue, id))
+  }
+  remove(queue, id) {
+    return call(() => this[NATIVE].remove(queue, id))
+  }
+  bundleMismatches() {
+    return call(() => this[NATIVE].bundleMismatches())
+  }
+  /** Close the connection; later calls reject with `EMQ_CLOSED`. */
+  close() {
+    return call(() => this[NATIVE].close())
+  }
+}
+
+/** Connect and fence; resolves to a `Client`. */
+function connect(url, options) {
+  return call(async () => {
+    const opts = checkOptions(options, CONNECT_OPTIONS, 'connect option')
+    return new Client(await native.connect(url, opts))
+  })
+}
+
+// ---- worker -----------------------------------------------------------------
+
+/** A handler failure as data for the core: `{message, fatal}`. */
+function failure(e) {
+  const message = e instanceof Error ? e.message : String(e)
+  const fatal = e instanceof UnrecoverableError || (e !== null && typeof e === 'object' && e.name === 'UnrecoverableError')
+  return { message: String(message), fatal }
+}
+
+class Worker {
+  #native
+  #running = null
+
+  /**
+   * @param client a connected `Client`
+   * @param queue the queue to consume
+   * @param handler `async (job) => {...}`; resolve = done, throw/reject = retry,
+   *   throw `UnrecoverableError` = dead now
+   * @param options camelCase worker options
+   */
+  constructor(client, queue, handler, options) {
+    if (!(client instanceof Client)) throw invalidArgument('Worker needs a connected Client')
+    if (typeof handler !== 'function') throw invalidArgument('Worker handler must be a function')
+    const dispatch = async (job) => {
+      try {
+        await handler(job)
+        return null
+      } catch (e) {
+        return failure(e)
+      }
+    }
+    const opts = checkOptions(options, WORKER_OPTIONS, 'worker option')
+    this.#native = callSync(() => client[NATIVE].worker(queue, dispatch, opts))
+  }
+
+  /** Claim and process until `close()`; resolves after the graceful drain. */
+  run() {
+    if (!this.#running) this.#running = call(() => this.#native.run())
+    return this.#running
+  }
+
+  /** Stop claiming; resolves once in-flight jobs finished (within the grace period). */
+  async close() {
+    this.#native.stop()
+    if (this.#running) await this.#running
+    else this.#native.release()
+  }
+
+  /** `{claimed, completed, retried, dead, leaseLost, inFlight}` */
+  stats() {
+    return this.#native.stats()
+  }
+}
+
+// ---- pure helpers -------------------------------------------------------------
+
+const helper = (name) => {
+  const fn = (...args) => callSync(() => native[name](...args))
+  Object.defineProperty(fn, 'name', { value: name })
+  return fn
+}
+
+module.exports = {
+  connect,
+  Client,
+  Worker,
+  EchoMQError,
+  UnrecoverableError,
+  ErrorCode,
+  errorKinds: () => KINDS,
+  mintJobId: helper('mintJobId'),
+  parseId: helper('parseId'),
+  isValidId: helper('isValidId'),
+  encodeId: helper('encodeId'),
+  lexBound: helper('lexBound'),
+  isValidQueue: helper('isValidQueue'),
+  queueKey: helper('queueKey'),
+  jobKey: helper('jobKey'),
+  classify: helper('classify'),
+  slot: helper('slot'),
+  protocolVersion: helper('protocolVersion'),
+}

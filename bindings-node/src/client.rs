@@ -1,0 +1,529 @@
+//! The client: `connect` and every verb of docs/API.md, each returning a Promise.
+
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use echomq::{BrowseSet, Client, ConnectOptions, Counts, Enqueued, Job, JobInfo, TimeRange};
+
+use crate::convert::{num, payload, promise, uint};
+use crate::error::{invalid_argument, to_js};
+
+/// Connect options, camelCase (all optional).
+#[napi(object)]
+pub struct ConnectOptionsJs {
+    pub node_id: Option<f64>,
+    pub client_name: Option<String>,
+    pub connect_timeout_ms: Option<f64>,
+    pub response_timeout_ms: Option<f64>,
+    pub max_payload: Option<f64>,
+    pub strict_bundle: Option<bool>,
+}
+
+#[napi(object)]
+pub struct EnqueuedJs {
+    pub id: String,
+    pub duplicate: bool,
+}
+
+impl From<Enqueued> for EnqueuedJs {
+    fn from(e: Enqueued) -> Self {
+        EnqueuedJs {
+            id: e.id.to_string(),
+            duplicate: e.duplicate,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct JobJs {
+    pub id: String,
+    pub payload: Buffer,
+    pub token: f64,
+}
+
+impl From<Job> for JobJs {
+    fn from(j: Job) -> Self {
+        JobJs {
+            id: j.id.to_string(),
+            payload: j.payload.into(),
+            token: num(j.token),
+        }
+    }
+}
+
+/// `{id, token}`: what `completeMany` / `extendMany` take (a claimed job fits).
+#[napi(object)]
+pub struct JobRef {
+    pub id: String,
+    pub token: f64,
+}
+
+#[napi(object)]
+pub struct CountsJs {
+    pub pending: f64,
+    pub active: f64,
+    pub scheduled: f64,
+    pub dead: f64,
+    pub completed: f64,
+    pub failed: f64,
+}
+
+impl From<Counts> for CountsJs {
+    fn from(c: Counts) -> Self {
+        CountsJs {
+            pending: num(c.pending),
+            active: num(c.active),
+            scheduled: num(c.scheduled),
+            dead: num(c.dead),
+            completed: num(c.completed),
+            failed: num(c.failed),
+        }
+    }
+}
+
+#[napi(object)]
+pub struct JobInfoJs {
+    pub id: String,
+    pub state: String,
+    pub attempts: f64,
+    pub payload: Buffer,
+    pub last_error: Option<String>,
+}
+
+impl From<JobInfo> for JobInfoJs {
+    fn from(j: JobInfo) -> Self {
+        JobInfoJs {
+            id: j.id.to_string(),
+            state: j.state.as_str().to_string(),
+            attempts: num(j.attempts),
+            payload: j.payload.into(),
+            last_error: j.last_error,
+        }
+    }
+}
+
+/// `[fromMs, toMs)` for `browse`.
+#[napi(object)]
+pub struct TimeRangeJs {
+    pub from_ms: f64,
+    pub to_ms: f64,
+}
+
+#[napi(object)]
+pub struct BundleMismatchJs {
+    pub field: String,
+    pub ours: String,
+    pub theirs: String,
+}
+
+fn connect_options(env: &Env, o: Option<ConnectOptionsJs>) -> Result<ConnectOptions> {
+    let mut out = ConnectOptions::default();
+    let Some(o) = o else { return Ok(out) };
+    if let Some(n) = o.node_id {
+        let n = uint(env, "nodeId", n)?;
+        out.node_id =
+            Some(u16::try_from(n).map_err(|_| invalid_argument(env, "nodeId is above 1023"))?);
+    }
+    out.client_name = o.client_name;
+    if let Some(ms) = o.connect_timeout_ms {
+        out.connect_timeout = Duration::from_millis(uint(env, "connectTimeoutMs", ms)?);
+    }
+    if let Some(ms) = o.response_timeout_ms {
+        out.response_timeout = match uint(env, "responseTimeoutMs", ms)? {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        };
+    }
+    if let Some(n) = o.max_payload {
+        out.max_payload = uint(env, "maxPayload", n)? as usize;
+    }
+    if let Some(strict) = o.strict_bundle {
+        out.strict_bundle = strict;
+    }
+    Ok(out)
+}
+
+/// `connect(url, options)` → a Promise of a connected, fenced client.
+#[napi]
+pub fn connect<'env>(
+    env: &'env Env,
+    url: String,
+    options: Option<ConnectOptionsJs>,
+) -> Result<Object<'env>> {
+    let options = connect_options(env, options)?;
+    promise(
+        env,
+        async move { Client::connect(&url, options).await },
+        |_, inner| Ok(NativeClient { inner }),
+    )
+}
+
+/// The native client; `index.js` wraps it as `Client`.
+#[napi]
+pub struct NativeClient {
+    pub(crate) inner: Client,
+}
+
+fn refs(env: &Env, jobs: Vec<JobRef>) -> Result<Vec<(String, u64)>> {
+    jobs.into_iter()
+        .map(|j| Ok((j.id, uint(env, "token", j.token)?)))
+        .collect()
+}
+
+fn as_refs(jobs: &[(String, u64)]) -> Vec<(&str, u64)> {
+    jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect()
+}
+
+/// One verdict per input: `null` for success, else the coded error object.
+fn verdicts(env: &Env, all: Vec<echomq::Result<()>>) -> Vec<Option<Error>> {
+    all.into_iter()
+        .map(|v| v.err().map(|e| to_js(env, &e)))
+        .collect()
+}
+
+#[napi]
+impl NativeClient {
+    #[napi]
+    pub fn node_id(&self) -> u32 {
+        self.inner.node_id() as u32
+    }
+
+    #[napi]
+    pub fn enqueue<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        payload_value: Unknown<'_>,
+    ) -> Result<Object<'env>> {
+        let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
+        promise(env, async move { c.enqueue(&queue, p).await }, |_, e| {
+            Ok(EnqueuedJs::from(e))
+        })
+    }
+
+    #[napi]
+    pub fn enqueue_with_id<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        id: String,
+        payload_value: Unknown<'_>,
+    ) -> Result<Object<'env>> {
+        let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
+        promise(
+            env,
+            async move { c.enqueue_with_id(&queue, &id, p).await },
+            |_, e| Ok(EnqueuedJs::from(e)),
+        )
+    }
+
+    #[napi]
+    pub fn enqueue_at<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        payload_value: Unknown<'_>,
+        run_at_ms: f64,
+    ) -> Result<Object<'env>> {
+        let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
+        let at = uint(env, "runAtMs", run_at_ms)?;
+        promise(
+            env,
+            async move { c.enqueue_at(&queue, p, at).await },
+            |_, e| Ok(EnqueuedJs::from(e)),
+        )
+    }
+
+    #[napi]
+    pub fn enqueue_in<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        payload_value: Unknown<'_>,
+        delay_ms: f64,
+    ) -> Result<Object<'env>> {
+        let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
+        let delay = uint(env, "delayMs", delay_ms)?;
+        promise(
+            env,
+            async move { c.enqueue_in(&queue, p, delay).await },
+            |_, e| Ok(EnqueuedJs::from(e)),
+        )
+    }
+
+    /// One verdict per payload, input order: an `Enqueued` or an error object.
+    #[napi]
+    pub fn enqueue_many<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        payloads: Vec<Unknown<'_>>,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let ps = payloads
+            .into_iter()
+            .map(|v| payload(env, v))
+            .collect::<Result<Vec<_>>>()?;
+        promise(
+            env,
+            async move { c.enqueue_many(&queue, &ps).await },
+            |env, all| {
+                Ok(all
+                    .into_iter()
+                    .map(|v| match v {
+                        Ok(e) => Either::A(EnqueuedJs::from(e)),
+                        Err(e) => Either::B(to_js(env, &e)),
+                    })
+                    .collect::<Vec<_>>())
+            },
+        )
+    }
+
+    #[napi]
+    pub fn claim<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        lease_ms: f64,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let lease = uint(env, "leaseMs", lease_ms)?;
+        promise(env, async move { c.claim(&queue, lease).await }, |_, j| {
+            Ok(j.map(JobJs::from))
+        })
+    }
+
+    #[napi]
+    pub fn claim_many<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        max: f64,
+        lease_ms: f64,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let (max, lease) = (uint(env, "max", max)?, uint(env, "leaseMs", lease_ms)?);
+        promise(
+            env,
+            async move { c.claim_many(&queue, max, lease).await },
+            |_, jobs| Ok(jobs.into_iter().map(JobJs::from).collect::<Vec<_>>()),
+        )
+    }
+
+    #[napi]
+    pub fn complete<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        id: String,
+        token: f64,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let token = uint(env, "token", token)?;
+        promise(
+            env,
+            async move { c.complete(&queue, &id, token).await },
+            |_, ()| Ok(()),
+        )
+    }
+
+    #[napi]
+    pub fn complete_many<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        jobs: Vec<JobRef>,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let jobs = refs(env, jobs)?;
+        promise(
+            env,
+            async move { c.complete_many(&queue, &as_refs(&jobs)).await },
+            |env, all| Ok(verdicts(env, all)),
+        )
+    }
+
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn retry<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        id: String,
+        token: f64,
+        delay_ms: f64,
+        max_attempts: f64,
+        error: String,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let token = uint(env, "token", token)?;
+        let delay = uint(env, "delayMs", delay_ms)?;
+        let max = uint(env, "maxAttempts", max_attempts)?;
+        promise(
+            env,
+            async move { c.retry(&queue, &id, token, delay, max, &error).await },
+            |_, outcome| Ok(outcome.as_str()),
+        )
+    }
+
+    #[napi]
+    pub fn extend<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        id: String,
+        token: f64,
+        lease_ms: f64,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let (token, lease) = (uint(env, "token", token)?, uint(env, "leaseMs", lease_ms)?);
+        promise(
+            env,
+            async move { c.extend(&queue, &id, token, lease).await },
+            |_, ()| Ok(()),
+        )
+    }
+
+    #[napi]
+    pub fn extend_many<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        jobs: Vec<JobRef>,
+        lease_ms: f64,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let jobs = refs(env, jobs)?;
+        let lease = uint(env, "leaseMs", lease_ms)?;
+        promise(
+            env,
+            async move { c.extend_many(&queue, &as_refs(&jobs), lease).await },
+            |env, all| Ok(verdicts(env, all)),
+        )
+    }
+
+    #[napi]
+    pub fn promote<'env>(&self, env: &'env Env, queue: String, limit: f64) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let limit = uint(env, "limit", limit)?;
+        promise(
+            env,
+            async move { c.promote(&queue, limit).await },
+            |_, n| Ok(num(n)),
+        )
+    }
+
+    #[napi]
+    pub fn reap<'env>(&self, env: &'env Env, queue: String, limit: f64) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let limit = uint(env, "limit", limit)?;
+        promise(env, async move { c.reap(&queue, limit).await }, |_, n| {
+            Ok(num(n))
+        })
+    }
+
+    #[napi]
+    pub fn counts<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        promise(env, async move { c.counts(&queue).await }, |_, n| {
+            Ok(CountsJs::from(n))
+        })
+    }
+
+    #[napi]
+    pub fn job<'env>(&self, env: &'env Env, queue: String, id: String) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        promise(env, async move { c.job(&queue, &id).await }, |_, j| {
+            Ok(j.map(JobInfoJs::from))
+        })
+    }
+
+    #[napi]
+    pub fn browse<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        set: String,
+        newest_first: bool,
+        limit: f64,
+        range: Option<TimeRangeJs>,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let set = BrowseSet::parse(&set).map_err(|e| to_js(env, &e))?;
+        let limit = uint(env, "limit", limit)?;
+        let range = match range {
+            Some(r) => Some(TimeRange {
+                from_ms: uint(env, "range.fromMs", r.from_ms)?,
+                to_ms: uint(env, "range.toMs", r.to_ms)?,
+            }),
+            None => None,
+        };
+        promise(
+            env,
+            async move { c.browse(&queue, set, newest_first, limit, range).await },
+            |_, ids| Ok(ids.iter().map(|i| i.to_string()).collect::<Vec<_>>()),
+        )
+    }
+
+    #[napi]
+    pub fn pause<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        promise(env, async move { c.pause(&queue).await }, |_, ()| Ok(()))
+    }
+
+    #[napi]
+    pub fn resume<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        promise(env, async move { c.resume(&queue).await }, |_, ()| Ok(()))
+    }
+
+    #[napi]
+    pub fn is_paused<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        promise(env, async move { c.is_paused(&queue).await }, |_, b| Ok(b))
+    }
+
+    #[napi]
+    pub fn requeue_dead<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        id: String,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        promise(
+            env,
+            async move { c.requeue_dead(&queue, &id).await },
+            |_, ()| Ok(()),
+        )
+    }
+
+    #[napi]
+    pub fn remove<'env>(&self, env: &'env Env, queue: String, id: String) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        promise(env, async move { c.remove(&queue, &id).await }, |_, ()| {
+            Ok(())
+        })
+    }
+
+    /// Synchronous in the core (the fence recorded them at connect).
+    #[napi]
+    pub fn bundle_mismatches(&self) -> Vec<BundleMismatchJs> {
+        self.inner
+            .bundle_mismatches()
+            .into_iter()
+            .map(|m| BundleMismatchJs {
+                field: m.field,
+                ours: m.ours,
+                theirs: m.theirs,
+            })
+            .collect()
+    }
+
+    #[napi]
+    pub fn close(&self) {
+        self.inner.close();
+    }
+}

@@ -1,0 +1,66 @@
+//! `echomq::Error` → a JavaScript `Error` with `code` (and `found` / `word`).
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use echomq::{Error as EmqError, ErrorKind};
+
+/// Build the JS error object for a core error. On the (unlikely) failure to
+/// build it, fall back to a plain napi error so nothing is swallowed.
+pub(crate) fn to_js(env: &Env, e: &EmqError) -> Error {
+    build(env, e).unwrap_or_else(|fallback| fallback)
+}
+
+fn build(env: &Env, e: &EmqError) -> Result<Error> {
+    let mut obj = env.create_error(Error::new(Status::GenericFailure, e.message()))?;
+    obj.set("code", e.code())?;
+    obj.set("status", e.kind().status())?;
+    if let Some(found) = e.found() {
+        obj.set("found", found)?;
+    }
+    if let Some(word) = e.class_word() {
+        obj.set("word", word)?;
+    }
+    Ok(Error::from(obj.to_unknown()))
+}
+
+/// A core error of kind `InvalidArgument`, as a JS error.
+pub(crate) fn invalid_argument(env: &Env, message: impl Into<String>) -> Error {
+    to_js(env, &EmqError::new(ErrorKind::InvalidArgument, message))
+}
+
+/// One row of the error table.
+#[napi(object)]
+pub struct ErrorKindInfo {
+    /// `UPPER_SNAKE` name of the kind (`STALE`, `LEASE_LOST`, ...).
+    pub name: String,
+    /// The stable string code (`EMQSTALE`, `EMQ_LEASE_LOST`, ...).
+    pub code: String,
+    /// The C status number.
+    pub status: i32,
+}
+
+fn upper_snake(kind: ErrorKind) -> String {
+    let camel = format!("{kind:?}");
+    let mut out = String::with_capacity(camel.len() + 4);
+    for (i, ch) in camel.chars().enumerate() {
+        if ch.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(ch.to_ascii_uppercase());
+    }
+    out
+}
+
+/// Every error kind of the core, in code order (`ErrorKind::ALL`).
+#[napi]
+pub fn error_kinds() -> Vec<ErrorKindInfo> {
+    ErrorKind::ALL
+        .iter()
+        .map(|k| ErrorKindInfo {
+            name: upper_snake(*k),
+            code: k.code().to_string(),
+            status: k.status(),
+        })
+        .collect()
+}

@@ -1,0 +1,209 @@
+//! The worker: the core's `echomq::Worker` with an async handler that calls the
+//! JS function through a ThreadsafeFunction and awaits the Promise it returns.
+//!
+//! `index.js` wraps the user's handler so the Promise never rejects: it
+//! resolves to `null` (success) or `{message, fatal}` (failure; `fatal` for an
+//! `UnrecoverableError`). The ThreadsafeFunction is *weak* (it never keeps the
+//! process alive by itself; a pending `run()` Promise does) and is released as
+//! soon as the worker has drained, or on `close()` of a worker never run — so
+//! none outlives its environment (napi-rs #1514 / #1515).
+
+use std::sync::{Arc, Mutex};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+
+use echomq::{Backoff, HandlerError, Job, Worker, WorkerOptions, WorkerStats};
+
+use crate::client::NativeClient;
+use crate::convert::{num, promise, uint};
+use crate::error::to_js;
+
+/// The job a handler receives.
+#[napi(object)]
+pub struct HandlerJob {
+    pub id: String,
+    pub payload: Buffer,
+    pub token: f64,
+}
+
+/// What the wrapped handler's Promise resolves to when the job failed.
+#[napi(object)]
+pub struct HandlerFailure {
+    pub message: String,
+    pub fatal: bool,
+}
+
+type Verdict = Promise<Option<HandlerFailure>>;
+type Handler = ThreadsafeFunction<HandlerJob, Verdict, HandlerJob, Status, false, true>;
+type Slot = Arc<Mutex<Option<Arc<Handler>>>>;
+
+/// Worker options, camelCase (all optional; core defaults otherwise).
+#[napi(object)]
+pub struct WorkerOptionsJs {
+    pub concurrency: Option<f64>,
+    pub lease_ms: Option<f64>,
+    pub max_attempts: Option<f64>,
+    /// `fixed`, `exponential` or `jitter`.
+    pub backoff: Option<String>,
+    pub backoff_base_ms: Option<f64>,
+    pub backoff_cap_ms: Option<f64>,
+    pub pump_interval_ms: Option<f64>,
+    pub idle_max_ms: Option<f64>,
+    pub shutdown_grace_ms: Option<f64>,
+}
+
+#[napi(object)]
+pub struct WorkerStatsJs {
+    pub claimed: f64,
+    pub completed: f64,
+    pub retried: f64,
+    pub dead: f64,
+    pub lease_lost: f64,
+    pub in_flight: f64,
+}
+
+impl From<WorkerStats> for WorkerStatsJs {
+    fn from(s: WorkerStats) -> Self {
+        WorkerStatsJs {
+            claimed: num(s.claimed),
+            completed: num(s.completed),
+            retried: num(s.retried),
+            dead: num(s.dead),
+            lease_lost: num(s.lease_lost),
+            in_flight: num(s.in_flight),
+        }
+    }
+}
+
+fn worker_options(env: &Env, o: Option<WorkerOptionsJs>) -> Result<WorkerOptions> {
+    let mut out = WorkerOptions::default();
+    let Some(o) = o else { return Ok(out) };
+    let set = |target: &mut u64, name: &str, v: Option<f64>| -> Result<()> {
+        if let Some(v) = v {
+            *target = uint(env, name, v)?;
+        }
+        Ok(())
+    };
+    let mut concurrency = out.concurrency as u64;
+    set(&mut concurrency, "concurrency", o.concurrency)?;
+    out.concurrency = concurrency as usize;
+    set(&mut out.lease_ms, "leaseMs", o.lease_ms)?;
+    set(&mut out.max_attempts, "maxAttempts", o.max_attempts)?;
+    set(&mut out.backoff_base_ms, "backoffBaseMs", o.backoff_base_ms)?;
+    set(&mut out.backoff_cap_ms, "backoffCapMs", o.backoff_cap_ms)?;
+    set(
+        &mut out.pump_interval_ms,
+        "pumpIntervalMs",
+        o.pump_interval_ms,
+    )?;
+    set(&mut out.idle_max_ms, "idleMaxMs", o.idle_max_ms)?;
+    set(
+        &mut out.shutdown_grace_ms,
+        "shutdownGraceMs",
+        o.shutdown_grace_ms,
+    )?;
+    if let Some(b) = o.backoff {
+        out.backoff = Backoff::parse(&b).map_err(|e| to_js(env, &e))?;
+    }
+    Ok(out)
+}
+
+/// Call the JS handler for one job and wait for its verdict.
+async fn call(slot: Slot, job: Job) -> std::result::Result<(), HandlerError> {
+    let handler = slot
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .ok_or_else(|| HandlerError::retry("worker closed before the handler ran"))?;
+    let job = HandlerJob {
+        id: job.id.to_string(),
+        payload: job.payload.into(),
+        token: num(job.token),
+    };
+    let verdict = handler
+        .call_async_catch(job)
+        .await
+        .map_err(|e| HandlerError::retry(format!("handler could not be called: {}", e.reason)))?;
+    drop(handler);
+    match verdict.await {
+        Ok(None) => Ok(()),
+        Ok(Some(f)) if f.fatal => Err(HandlerError::fatal(f.message)),
+        Ok(Some(f)) => Err(HandlerError::retry(f.message)),
+        Err(e) => Err(HandlerError::retry(e.reason.clone())),
+    }
+}
+
+/// The native worker; `index.js` wraps it as `Worker`.
+#[napi]
+pub struct NativeWorker {
+    inner: Worker,
+    handler: Slot,
+}
+
+#[napi]
+impl NativeClient {
+    /// A worker over `queue` whose handler is `dispatch(job)` (see `index.js`).
+    #[napi]
+    pub fn worker(
+        &self,
+        env: &Env,
+        queue: String,
+        dispatch: Function<'_, HandlerJob, Verdict>,
+        options: Option<WorkerOptionsJs>,
+    ) -> Result<NativeWorker> {
+        let options = worker_options(env, options)?;
+        let tsfn: Handler = dispatch
+            .build_threadsafe_function::<HandlerJob>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build()?;
+        let handler: Slot = Arc::new(Mutex::new(Some(Arc::new(tsfn))));
+        let slot = handler.clone();
+        let inner = Worker::new(self.inner.clone(), &queue, options, move |job| {
+            call(slot.clone(), job)
+        })
+        .map_err(|e| to_js(env, &e))?;
+        Ok(NativeWorker { inner, handler })
+    }
+}
+
+fn release(slot: &Slot) {
+    slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+}
+
+#[napi]
+impl NativeWorker {
+    /// Run until `stop()`, drain, release the handler; resolves then.
+    #[napi]
+    pub fn run<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
+        let (worker, slot) = (self.inner.clone(), self.handler.clone());
+        promise(
+            env,
+            async move {
+                let outcome = worker.run().await;
+                release(&slot);
+                outcome
+            },
+            |_, ()| Ok(()),
+        )
+    }
+
+    /// Stop claiming; in-flight jobs get the grace period. Idempotent.
+    #[napi]
+    pub fn stop(&self) {
+        self.inner.stop();
+    }
+
+    /// Release the handler now (for a worker that was never run).
+    #[napi]
+    pub fn release(&self) {
+        release(&self.handler);
+    }
+
+    #[napi]
+    pub fn stats(&self) -> WorkerStatsJs {
+        self.inner.stats().into()
+    }
+}

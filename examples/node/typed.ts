@@ -1,0 +1,139 @@
+// A typed tour of the whole `echomq` surface. `npm test` in bindings-node checks
+// it with `tsc --noEmit --strict` (it is not run; see quickstart.js for that).
+import {
+  connect,
+  Client,
+  Worker,
+  EchoMQError,
+  UnrecoverableError,
+  ErrorCode,
+  errorKinds,
+  mintJobId,
+  parseId,
+  isValidId,
+  encodeId,
+  lexBound,
+  isValidQueue,
+  queueKey,
+  jobKey,
+  classify,
+  slot,
+  protocolVersion,
+  type Enqueued,
+  type Job,
+  type JobInfo,
+  type Counts,
+  type WorkerStats,
+  type Verdict,
+} from 'echomq'
+
+async function tour(url: string): Promise<void> {
+  const client: Client = await connect(url, {
+    nodeId: 7,
+    clientName: 'typed-tour',
+    connectTimeoutMs: 2000,
+    responseTimeoutMs: 0,
+    maxPayload: 1 << 20,
+    strictBundle: false,
+  })
+  const q = 'typed.tour'
+
+  const a: Enqueued = await client.enqueue(q, 'text payload')
+  const b: Enqueued = await client.enqueueWithId(q, mintJobId(7), Buffer.from([1, 2, 3]))
+  await client.enqueueAt(q, new Uint8Array([4]), Date.now() + 1000)
+  await client.enqueueIn(q, 'later', 500)
+  const many: Verdict<Enqueued>[] = await client.enqueueMany(q, ['x', Buffer.from('y')])
+  for (const v of many) {
+    if (v.status === 'fulfilled') console.log(v.value.id, v.value.duplicate)
+    else console.log(v.reason.code)
+  }
+
+  const job: Job | null = await client.claim(q, 30_000)
+  if (job) {
+    const text: string = job.payload.toString('utf8')
+    await client.extend(q, job.id, job.token, 30_000)
+    await client.complete(q, job.id, job.token)
+    console.log(text)
+  }
+  const jobs: Job[] = await client.claimMany(q, 10, 30_000)
+  await client.extendMany(q, jobs, 30_000)
+  const done: Verdict<undefined>[] = await client.completeMany(q, jobs)
+  console.log(done.length)
+
+  const again = await client.claim(q, 1_000)
+  if (again) {
+    const outcome: 'scheduled' | 'dead' = await client.retry(q, again.id, again.token, 0, 3, 'boom')
+    console.log(outcome)
+  }
+  const promoted: number = await client.promote(q)
+  const reaped: number = await client.reap(q, 100)
+  const counts: Counts = await client.counts(q)
+  const info: JobInfo | null = await client.job(q, a.id)
+  const lastError: string | null = info ? info.lastError : null
+  const ids: string[] = await client.browse(q, 'pending', true, 10, { fromMs: 0, toMs: Date.now() })
+  await client.pause(q)
+  const paused: boolean = await client.isPaused(q)
+  await client.resume(q)
+  try {
+    await client.requeueDead(q, b.id)
+  } catch (e) {
+    if (e instanceof EchoMQError && e.code === ErrorCode.NOT_DEAD) console.log('not dead')
+  }
+  await client.remove(q, b.id).catch((e: EchoMQError) => console.log(e.code))
+  console.log(promoted, reaped, counts.pending, lastError, ids, paused, await client.bundleMismatches())
+
+  const worker = new Worker(
+    client,
+    q,
+    async (j: Job) => {
+      if (j.token > 3) throw new UnrecoverableError('give up')
+      if (j.payload.length === 0) throw new Error('empty payload')
+    },
+    {
+      concurrency: 4,
+      leaseMs: 5000,
+      maxAttempts: 5,
+      backoff: 'fixed',
+      backoffBaseMs: 200,
+      backoffCapMs: 1000,
+      pumpIntervalMs: 200,
+      idleMaxMs: 50,
+      shutdownGraceMs: 2000,
+    },
+  )
+  const running: Promise<void> = worker.run()
+  await worker.close()
+  await running
+  const stats: WorkerStats = worker.stats()
+  console.log(stats.completed, stats.leaseLost, stats.inFlight)
+  await client.close()
+}
+
+function helpers(): void {
+  const id: string = mintJobId()
+  const parsed = parseId(id)
+  const snowflake: bigint = parsed.snowflake
+  const again: string = encodeId(parsed.namespace, snowflake)
+  const valid: boolean = isValidId(again) && isValidQueue('orders')
+  const key: string = queueKey('orders', 'pending') + jobKey('orders', id)
+  const cls = classify(key)
+  const n: number = slot(key) + parsed.mintedAtMs
+  const bound: string = lexBound(Date.now())
+  const version: string = protocolVersion()
+  const codes: string[] = errorKinds().map((k) => `${k.name}=${k.code}/${k.status}`)
+  console.log(valid, cls.class, cls.keyType, n, bound, version, codes)
+  try {
+    parseId('not an id')
+  } catch (e) {
+    if (e instanceof EchoMQError) {
+      const code: ErrorCode = e.code
+      console.log(code, e.found, e.word)
+    }
+  }
+}
+
+helpers()
+tour(process.env.EMQ_URL ?? 'redis://127.0.0.1:6379/').catch((e) => {
+  console.error(e)
+  process.exitCode = 1
+})
