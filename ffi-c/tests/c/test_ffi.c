@@ -1,0 +1,667 @@
+/*
+ * The C ABI against a real redis-server: EMQ_URL=redis://127.0.0.1:PORT/ ./test_ffi
+ * Wire state is checked with raw redis-cli commands as well as with the API.
+ * Prints one line per test and a final "N passed, M failed"; exit 1 on failure.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "echomq.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- the layouts the Rust side asserts (ffi-c/src/tests.rs), from C ---- */
+#if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
+_Static_assert(sizeof(emq_error) == 40 && offsetof(emq_error, class_word) == 32, "emq_error");
+_Static_assert(sizeof(emq_id) == 15, "emq_id");
+_Static_assert(sizeof(emq_enqueued) == 16 && offsetof(emq_enqueued, duplicate) == 15, "emq_enqueued");
+_Static_assert(sizeof(emq_bytes) == 16 && offsetof(emq_bytes, len) == 8, "emq_bytes");
+_Static_assert(sizeof(emq_job_ref) == 16 && offsetof(emq_job_ref, token) == 8, "emq_job_ref");
+_Static_assert(sizeof(emq_job) == 40 && offsetof(emq_job, token) == 16 &&
+                   offsetof(emq_job, payload) == 24 && offsetof(emq_job, payload_len) == 32,
+               "emq_job");
+_Static_assert(sizeof(emq_enqueue_result) == 32 && offsetof(emq_enqueue_result, id) == 4 &&
+                   offsetof(emq_enqueue_result, duplicate) == 19 &&
+                   offsetof(emq_enqueue_result, error) == 24,
+               "emq_enqueue_result");
+_Static_assert(sizeof(emq_verdict) == 16 && offsetof(emq_verdict, error) == 8, "emq_verdict");
+_Static_assert(sizeof(emq_queue_counts) == 48 && offsetof(emq_queue_counts, failed) == 40,
+               "emq_queue_counts");
+_Static_assert(sizeof(emq_job_info) == 56 && offsetof(emq_job_info, state) == 16 &&
+                   offsetof(emq_job_info, attempts) == 24 && offsetof(emq_job_info, payload) == 32 &&
+                   offsetof(emq_job_info, payload_len) == 40 &&
+                   offsetof(emq_job_info, last_error) == 48,
+               "emq_job_info");
+_Static_assert(sizeof(emq_id_parts) == 24 && offsetof(emq_id_parts, node_id) == 4 &&
+                   offsetof(emq_id_parts, snowflake) == 8,
+               "emq_id_parts");
+_Static_assert(sizeof(emq_key_info) == 40 && offsetof(emq_key_info, member) == 32, "emq_key_info");
+_Static_assert(sizeof(emq_connect_options) == 40 && offsetof(emq_connect_options, strict_bundle) == 4 &&
+                   offsetof(emq_connect_options, client_name) == 8 &&
+                   offsetof(emq_connect_options, max_payload) == 32,
+               "emq_connect_options");
+_Static_assert(sizeof(emq_worker_options) == 64 && offsetof(emq_worker_options, backoff) == 4 &&
+                   offsetof(emq_worker_options, lease_ms) == 8 &&
+                   offsetof(emq_worker_options, shutdown_grace_ms) == 56,
+               "emq_worker_options");
+_Static_assert(sizeof(emq_stats) == 48 && offsetof(emq_stats, in_flight) == 40, "emq_stats");
+#endif
+
+/* ---- a tiny harness ---- */
+/* A string literal as an (uint8_t pointer, length) payload. */
+#define LIT(s) (const uint8_t *)(s), sizeof(s) - 1
+
+static int g_passed, g_failed, g_current_failed;
+static const char *g_url;
+
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "  FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);  \
+            g_current_failed = 1;                                                \
+            return;                                                              \
+        }                                                                        \
+    } while (0)
+
+static void run_test(const char *name, void (*fn)(void)) {
+    g_current_failed = 0;
+    fn();
+    if (g_current_failed) {
+        g_failed++;
+        printf("FAIL %s\n", name);
+    } else {
+        g_passed++;
+        printf("ok   %s\n", name);
+    }
+    fflush(stdout);
+}
+
+/* `ok(status, err)`: true for EMQ_OK; otherwise prints and frees the error. */
+static int ok(emq_status status, emq_error *err) {
+    if (status == EMQ_OK) return 1;
+    fprintf(stderr, "  status %d (%s): %s\n", status, emq_status_code(status),
+            err && err->message ? err->message : "(no error record)");
+    emq_error_free(err);
+    return 0;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Run `redis-cli -u URL <args>` and keep the first line of its answer. */
+static int redis(const char *url, char *out, size_t cap, const char *fmt, ...) {
+    char args[1024], cmd[1400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "redis-cli -u '%s' %s 2>/dev/null", url, args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    char line[1024] = "";
+    if (!fgets(line, sizeof line, p)) line[0] = 0;
+    pclose(p);
+    line[strcspn(line, "\r\n")] = 0;
+    if (out) snprintf(out, cap, "%s", line);
+    return 0;
+}
+
+static emq_client *connect_or_null(void) {
+    emq_client *client = NULL;
+    emq_error *err = NULL;
+    if (!ok(emq_connect(g_url, NULL, &client, &err), err)) return NULL;
+    return client;
+}
+
+/* ---- tests ---- */
+
+static void test_pure_helpers(void) {
+    uint16_t slot = 0;
+    const char *key = "emq:{orders}:pending";
+    CHECK(emq_slot((const uint8_t *)key, strlen(key), &slot, NULL) == EMQ_OK && slot == 105);
+    CHECK(strcmp(emq_protocol_version(), "echomq:2.0.0") == 0);
+    CHECK(strcmp(emq_status_code(EMQ_ERR_STALE), "EMQSTALE") == 0);
+    CHECK(strcmp(emq_status_code(EMQ_ERR_NULL_POINTER), "EMQ_NULL_POINTER") == 0);
+
+    emq_id_parts parts;
+    CHECK(emq_parse_id("USR0KHTOWnGLuC", &parts, NULL) == EMQ_OK);
+    CHECK(strcmp(parts.ns, "USR") == 0 && parts.snowflake == 274557032793636864ull);
+    emq_id id;
+    CHECK(emq_encode_id("USR", parts.snowflake, &id, NULL) == EMQ_OK);
+    CHECK(strcmp(id.text, "USR0KHTOWnGLuC") == 0);
+    CHECK(emq_mint_job_id(-1, &id, NULL) == EMQ_OK && strncmp(id.text, "JOB", 3) == 0);
+    CHECK(strlen(id.text) == EMQ_ID_LEN);
+    bool valid = false;
+    CHECK(emq_is_valid_id(id.text, &valid, NULL) == EMQ_OK && valid);
+    CHECK(emq_is_valid_id("JOB123", &valid, NULL) == EMQ_OK && !valid);
+    emq_id bound;
+    CHECK(emq_parse_id(id.text, &parts, NULL) == EMQ_OK);
+    CHECK(emq_lex_bound(parts.minted_at_ms, &bound, NULL) == EMQ_OK);
+    CHECK(strcmp(bound.text, id.text) <= 0);
+
+    CHECK(emq_is_valid_queue("orders.eu-1_x", &valid, NULL) == EMQ_OK && valid);
+    CHECK(emq_is_valid_queue("emq", &valid, NULL) == EMQ_OK && !valid);
+    emq_error *err = NULL;
+    CHECK(emq_validate_queue("a b", &err) == EMQ_ERR_INVALID_QUEUE);
+    CHECK(err && err->status == EMQ_ERR_INVALID_QUEUE && strcmp(err->code, "EMQ_INVALID_QUEUE") == 0);
+    emq_error_free(err);
+
+    char *text = NULL;
+    CHECK(emq_queue_key("orders", EMQ_KEY_SCHEDULE, &text, NULL) == EMQ_OK);
+    CHECK(strcmp(text, "emq:{orders}:schedule") == 0);
+    emq_string_free(text);
+    CHECK(emq_job_key("orders", "ORD0NgWEfAEJfs", &text, NULL) == EMQ_OK);
+    CHECK(strcmp(text, "emq:{orders}:job:ORD0NgWEfAEJfs") == 0);
+    emq_string_free(text);
+    CHECK(emq_job_key("orders", "ORD0NgWEfAEJf", &text, NULL) == EMQ_ERR_INVALID_ID && text == NULL);
+
+    emq_key_info *info = NULL;
+    const char *jk = "emq:{orders}:job:ORD0NgWEfAEJfs";
+    CHECK(emq_classify((const uint8_t *)jk, strlen(jk), &info, NULL) == EMQ_OK);
+    CHECK(info->key_class == EMQ_CLASS_JOB && strcmp(info->queue, "orders") == 0);
+    CHECK(strcmp(info->id, "ORD0NgWEfAEJfs") == 0 && info->key_type == NULL && info->member == NULL);
+    emq_key_info_free(info);
+    const uint8_t junk[] = {0xff, 0x00, 'x'};
+    CHECK(emq_classify(junk, sizeof junk, &info, NULL) == EMQ_OK);
+    CHECK(info->key_class == EMQ_CLASS_UNCLASSIFIED && info->queue == NULL);
+    emq_key_info_free(info);
+    const char *mk = "emq:{orders}:metrics:failed";
+    CHECK(emq_classify((const uint8_t *)mk, strlen(mk), &info, NULL) == EMQ_OK);
+    CHECK(info->key_class == EMQ_CLASS_METRIC && strcmp(info->key_type, "metrics:failed") == 0);
+    emq_key_info_free(info);
+}
+
+static void test_enqueue_claim_complete(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    const uint8_t payload[] = {'h', 'i', 0, 0xff, '!'};
+    emq_enqueued receipt;
+    CHECK(ok(emq_enqueue(c, "t.basic", payload, sizeof payload, &receipt, &err), err));
+    CHECK(err == NULL && !receipt.duplicate && strlen(receipt.id) == 14);
+
+    char line[256];
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.basic}:job:%s' state", receipt.id);
+    CHECK(strcmp(line, "pending") == 0);
+
+    emq_job *job = NULL;
+    CHECK(ok(emq_claim(c, "t.basic", 30000, &job, &err), err));
+    CHECK(job != NULL && strcmp(job->id, receipt.id) == 0 && job->token == 1);
+    CHECK(job->payload_len == sizeof payload && memcmp(job->payload, payload, sizeof payload) == 0);
+    redis(g_url, line, sizeof line, "ZSCORE 'emq:{t.basic}:active' %s", job->id);
+    CHECK(atoll(line) > (long long)now_ms());
+
+    CHECK(ok(emq_complete(c, "t.basic", job->id, job->token, &err), err));
+    redis(g_url, line, sizeof line, "EXISTS 'emq:{t.basic}:job:%s'", receipt.id);
+    CHECK(strcmp(line, "0") == 0);
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.basic}:active'");
+    CHECK(strcmp(line, "0") == 0);
+    emq_job_info *row = (emq_job_info *)1;
+    CHECK(ok(emq_get_job(c, "t.basic", receipt.id, &row, &err), err) && row == NULL);
+    emq_queue_counts counts;
+    CHECK(ok(emq_counts(c, "t.basic", &counts, &err), err));
+    CHECK(counts.pending == 0 && counts.active == 0 && counts.completed == 1);
+    emq_job_free(job);
+
+    /* Nothing pending: EMQ_OK and a NULL job. */
+    job = (emq_job *)1;
+    CHECK(ok(emq_claim(c, "t.basic", 30000, &job, &err), err) && job == NULL);
+    /* Complete again: the row is gone. */
+    CHECK(emq_complete(c, "t.basic", receipt.id, 1, &err) == EMQ_ERR_GONE);
+    CHECK(err && err->status == EMQ_ERR_GONE);
+    emq_error_free(err);
+    emq_client_free(c);
+}
+
+static void test_stale_token_keeps_row(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    emq_enqueued r;
+    CHECK(ok(emq_enqueue(c, "t.stale", LIT("x"), &r, &err), err));
+    emq_job *job = NULL;
+    CHECK(ok(emq_claim(c, "t.stale", 30000, &job, &err), err) && job);
+    CHECK(emq_complete(c, "t.stale", job->id, job->token + 1, &err) == EMQ_ERR_STALE);
+    CHECK(err && err->status == EMQ_ERR_STALE && strcmp(err->code, "EMQSTALE") == 0);
+    CHECK(err->message && strlen(err->message) > 0 && err->found == NULL);
+    emq_error_free(err);
+    char line[64];
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.stale}:job:%s' state", job->id);
+    CHECK(strcmp(line, "active") == 0);
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.stale}:job:%s' attempts", job->id);
+    CHECK(strcmp(line, "1") == 0);
+    /* The right token still settles it. */
+    CHECK(ok(emq_complete(c, "t.stale", job->id, job->token, &err), err));
+    emq_job_free(job);
+    emq_client_free(c);
+}
+
+static void test_version_fence(void) {
+    char url1[512];
+    size_t n = strlen(g_url);
+    snprintf(url1, sizeof url1, "%s%s3", g_url, (n && g_url[n - 1] == '/') ? "" : "/");
+    redis(url1, NULL, 0, "SET '{emq}:version' echomq:9.9.9");
+    emq_client *c = (emq_client *)1;
+    emq_error *err = NULL;
+    CHECK(emq_connect(url1, NULL, &c, &err) == EMQ_ERR_VERSION_FENCE);
+    CHECK(c == NULL && err != NULL);
+    CHECK(err->status == EMQ_ERR_VERSION_FENCE && strcmp(err->code, "EMQ_VERSION_FENCE") == 0);
+    CHECK(err->found && strcmp(err->found, "echomq:9.9.9") == 0 && err->class_word == NULL);
+    emq_error_free(err);
+    /* The fence sent nothing else: the planted value is untouched, no bundle written. */
+    char line[64];
+    redis(url1, line, sizeof line, "GET '{emq}:version'");
+    CHECK(strcmp(line, "echomq:9.9.9") == 0);
+    redis(url1, line, sizeof line, "EXISTS '{emq}:bundle'");
+    CHECK(strcmp(line, "0") == 0);
+    /* NULL err is allowed too. */
+    CHECK(emq_connect(url1, NULL, &c, NULL) == EMQ_ERR_VERSION_FENCE && c == NULL);
+    redis(url1, NULL, 0, "FLUSHDB");
+}
+
+static void test_bad_arguments_are_codes(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    emq_enqueued r;
+    /* invalid id */
+    CHECK(emq_complete(c, "t.args", "JOB-not-an-id", 1, &err) == EMQ_ERR_INVALID_ID);
+    CHECK(err && strcmp(err->code, "EMQ_INVALID_ID") == 0);
+    emq_error_free(err);
+    CHECK(emq_enqueue_with_id(c, "t.args", "JOB0000000000", LIT("x"), &r, NULL) == EMQ_ERR_INVALID_ID);
+    /* invalid queue */
+    CHECK(emq_enqueue(c, "emq", LIT("x"), &r, &err) == EMQ_ERR_INVALID_QUEUE);
+    emq_error_free(err);
+    CHECK(emq_enqueue(c, "", LIT("x"), &r, NULL) == EMQ_ERR_INVALID_QUEUE);
+    CHECK(emq_claim(c, "a}b", 1000, &(emq_job *){NULL}, NULL) == EMQ_ERR_INVALID_QUEUE);
+    /* invalid argument: zero lease */
+    emq_job *job = NULL;
+    CHECK(emq_claim(c, "t.args", 0, &job, &err) == EMQ_ERR_INVALID_ARGUMENT && job == NULL);
+    emq_error_free(err);
+    /* null pointers */
+    CHECK(emq_enqueue(NULL, "t.args", LIT("x"), &r, &err) == EMQ_ERR_NULL_POINTER);
+    CHECK(err && err->status == EMQ_ERR_NULL_POINTER && strstr(err->message, "client"));
+    emq_error_free(err);
+    CHECK(emq_enqueue(c, NULL, LIT("x"), &r, NULL) == EMQ_ERR_NULL_POINTER);
+    CHECK(emq_enqueue(c, "t.args", NULL, 3, &r, NULL) == EMQ_ERR_NULL_POINTER);
+    CHECK(emq_claim(c, "t.args", 1000, NULL, NULL) == EMQ_ERR_NULL_POINTER);
+    CHECK(emq_counts(c, "t.args", NULL, NULL) == EMQ_ERR_NULL_POINTER);
+    CHECK(emq_connect(g_url, NULL, NULL, NULL) == EMQ_ERR_NULL_POINTER);
+    emq_job_ref refs[2] = {{"JOB0KHTOWnGLuC", 1}, {NULL, 1}};
+    emq_verdict_list *verdicts = NULL;
+    CHECK(emq_complete_many(c, "t.args", refs, 2, &verdicts, &err) == EMQ_ERR_NULL_POINTER);
+    CHECK(verdicts == NULL && strstr(err->message, "jobs[1].id"));
+    emq_error_free(err);
+    /* An empty payload may be NULL. */
+    CHECK(ok(emq_enqueue(c, "t.args", NULL, 0, &r, &err), err));
+    /* invalid UTF-8 */
+    CHECK(emq_enqueue(c, "bad\xff", LIT("x"), &r, &err) == EMQ_ERR_INVALID_UTF8);
+    CHECK(err && strcmp(err->code, "EMQ_INVALID_UTF8") == 0);
+    emq_error_free(err);
+    CHECK(emq_connect("redis://\xc3\x28", NULL, &(emq_client *){NULL}, NULL) == EMQ_ERR_INVALID_UTF8);
+    /* unknown enum values */
+    emq_id_list *ids = NULL;
+    CHECK(emq_browse(c, "t.args", 42, false, 10, NULL, &ids, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    /* oversized payload with a small max_payload */
+    emq_connect_options o = emq_connect_options_default();
+    o.max_payload = 4;
+    o.client_name = "emq-c-test";
+    emq_client *small = NULL;
+    CHECK(ok(emq_connect(g_url, &o, &small, &err), err));
+    CHECK(emq_enqueue(small, "t.args", LIT("12345"), &r, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    emq_client_free(small);
+    /* a refused connection */
+    o = emq_connect_options_default();
+    o.connect_timeout_ms = 2000;
+    emq_client *nowhere = NULL;
+    CHECK(emq_connect("redis://127.0.0.1:1/", &o, &nowhere, &err) == EMQ_ERR_CONNECTION);
+    CHECK(nowhere == NULL);
+    emq_error_free(err);
+    emq_client_free(c);
+}
+
+static void test_batches_and_inspection(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    const char *q = "t.batch";
+    emq_bytes payloads[3] = {{(const uint8_t *)"a", 1}, {(const uint8_t *)"bb", 2}, {NULL, 0}};
+    emq_enqueue_list *el = NULL;
+    CHECK(ok(emq_enqueue_many(c, q, payloads, 3, &el, &err), err));
+    CHECK(el && el->len == 3);
+    for (size_t i = 0; i < el->len; i++)
+        CHECK(el->items[i].status == EMQ_OK && el->items[i].error == NULL && !el->items[i].duplicate);
+    CHECK(strcmp(el->items[0].id, el->items[1].id) < 0);
+
+    emq_id_list *ids = NULL;
+    CHECK(ok(emq_browse(c, q, EMQ_BROWSE_PENDING, false, 10, NULL, &ids, &err), err));
+    CHECK(ids->len == 3 && strcmp(ids->ids[0].text, el->items[0].id) == 0);
+    emq_id_list_free(ids);
+    emq_time_range none = {0, 1};
+    CHECK(ok(emq_browse(c, q, EMQ_BROWSE_PENDING, true, 10, &none, &ids, &err), err));
+    CHECK(ids->len == 0 && ids->ids == NULL);
+    emq_id_list_free(ids);
+
+    emq_job_list *jobs = NULL;
+    CHECK(ok(emq_claim_many(c, q, 10, 30000, &jobs, &err), err));
+    CHECK(jobs->len == 3 && jobs->jobs[1].payload_len == 2 && jobs->jobs[2].payload_len == 0);
+    CHECK(memcmp(jobs->jobs[1].payload, "bb", 2) == 0);
+
+    emq_job_ref refs[3];
+    for (size_t i = 0; i < 3; i++) refs[i] = (emq_job_ref){jobs->jobs[i].id, jobs->jobs[i].token};
+    emq_verdict_list *vl = NULL;
+    CHECK(ok(emq_extend_many(c, q, refs, 3, 60000, &vl, &err), err));
+    CHECK(vl->len == 3 && vl->items[0].status == EMQ_OK);
+    emq_verdict_list_free(vl);
+    CHECK(ok(emq_extend(c, q, refs[0].id, refs[0].token, 60000, &err), err));
+    refs[2].token = 99; /* stale */
+    CHECK(ok(emq_complete_many(c, q, refs, 3, &vl, &err), err));
+    CHECK(vl->len == 3 && vl->items[0].status == EMQ_OK && vl->items[1].status == EMQ_OK);
+    CHECK(vl->items[2].status == EMQ_ERR_STALE && vl->items[2].error &&
+          vl->items[2].error->status == EMQ_ERR_STALE);
+    emq_verdict_list_free(vl);
+
+    /* retry → scheduled, then dead at max attempts; requeue_dead; remove */
+    emq_retry_outcome outcome = -1;
+    CHECK(ok(emq_retry(c, q, refs[2].id, 1, 0, 1, "it broke", &outcome, &err), err));
+    CHECK(outcome == EMQ_RETRY_DEAD);
+    emq_job_info *row = NULL;
+    CHECK(ok(emq_get_job(c, q, refs[2].id, &row, &err), err) && row);
+    CHECK(row->state == EMQ_STATE_DEAD && row->attempts == 1 && row->payload_len == 0);
+    CHECK(row->last_error && strcmp(row->last_error, "it broke") == 0);
+    emq_job_info_free(row);
+    CHECK(ok(emq_browse(c, q, EMQ_BROWSE_DEAD, false, 10, NULL, &ids, &err), err));
+    CHECK(ids->len == 1 && strcmp(ids->ids[0].text, refs[2].id) == 0);
+    emq_id_list_free(ids);
+    CHECK(emq_requeue_dead(c, q, refs[0].id, &err) == EMQ_ERR_GONE ||
+          (err && err->status == EMQ_ERR_NOT_DEAD));
+    emq_error_free(err);
+    CHECK(ok(emq_requeue_dead(c, q, refs[2].id, &err), err));
+    CHECK(ok(emq_get_job(c, q, refs[2].id, &row, &err), err) && row);
+    CHECK(row->state == EMQ_STATE_PENDING && row->last_error == NULL);
+    emq_job_info_free(row);
+    CHECK(emq_requeue_dead(c, q, refs[2].id, &err) == EMQ_ERR_NOT_DEAD);
+    emq_error_free(err);
+
+    emq_job *job = NULL;
+    CHECK(ok(emq_claim(c, q, 30000, &job, &err), err) && job);
+    CHECK(emq_remove(c, q, job->id, &err) == EMQ_ERR_JOB_ACTIVE);
+    emq_error_free(err);
+    CHECK(ok(emq_retry(c, q, job->id, job->token, 60000, 5, "later", &outcome, &err), err));
+    CHECK(outcome == EMQ_RETRY_SCHEDULED);
+    CHECK(ok(emq_remove(c, q, job->id, &err), err));
+    CHECK(emq_remove(c, q, job->id, &err) == EMQ_ERR_GONE);
+    emq_error_free(err);
+    emq_job_free(job);
+    emq_job_list_free(jobs);
+    emq_enqueue_list_free(el);
+
+    /* with_id duplicates, scheduling, promote, reap */
+    emq_id id;
+    emq_enqueued r;
+    CHECK(ok(emq_mint_job_id(-1, &id, &err), err));
+    CHECK(ok(emq_enqueue_with_id(c, q, id.text, LIT("p"), &r, &err), err) && !r.duplicate);
+    CHECK(ok(emq_enqueue_with_id(c, q, id.text, LIT("other"), &r, &err), err) && r.duplicate);
+    CHECK(strcmp(r.id, id.text) == 0);
+    CHECK(ok(emq_enqueue_at(c, q, LIT("at"), now_ms() - 1000, &r, &err), err));
+    CHECK(ok(emq_enqueue_in(c, q, LIT("in"), 3600000, NULL, &err), err));
+    uint64_t moved = 0;
+    CHECK(ok(emq_promote(c, q, 100, &moved, &err), err) && moved == 1);
+    CHECK(ok(emq_reap(c, q, 100, &moved, &err), err) && moved == 0);
+    emq_queue_counts counts;
+    CHECK(ok(emq_counts(c, q, &counts, &err), err));
+    CHECK(counts.pending == 2 && counts.scheduled == 1 && counts.active == 0);
+    CHECK(counts.completed == 2 && counts.dead == 0 && counts.failed == 1);
+
+    /* pause / resume */
+    bool paused = true;
+    CHECK(ok(emq_is_paused(c, q, &paused, &err), err) && !paused);
+    CHECK(ok(emq_pause(c, q, &err), err));
+    CHECK(ok(emq_is_paused(c, q, &paused, &err), err) && paused);
+    job = (emq_job *)1;
+    CHECK(ok(emq_claim(c, q, 1000, &job, &err), err) && job == NULL);
+    CHECK(ok(emq_resume(c, q, &err), err));
+    CHECK(ok(emq_claim(c, q, 1000, &job, &err), err) && job != NULL);
+    emq_job_free(job);
+
+    emq_bundle_mismatch_list *ml = NULL;
+    CHECK(ok(emq_bundle_mismatches(c, &ml, &err), err) && ml && ml->len == 0);
+    emq_bundle_mismatch_list_free(ml);
+    uint16_t node = 0;
+    CHECK(ok(emq_client_node_id(c, &node, &err), err) && node <= 1023);
+
+    CHECK(ok(emq_close(c, &err), err));
+    CHECK(emq_counts(c, q, &counts, &err) == EMQ_ERR_CLOSED);
+    CHECK(err && strcmp(err->code, "EMQ_CLOSED") == 0);
+    emq_error_free(err);
+    emq_client_free(c);
+}
+
+/* One client, several threads at once. */
+#define THREADS 4
+#define PER_THREAD 50
+static void *enqueue_from_thread(void *arg) {
+    emq_client *c = arg;
+    for (int i = 0; i < PER_THREAD; i++)
+        if (emq_enqueue(c, "t.threads", LIT("t"), NULL, NULL) != EMQ_OK) return (void *)1;
+    return NULL;
+}
+
+static void test_threads_share_a_client(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, enqueue_from_thread, c);
+    int failures = 0;
+    for (int i = 0; i < THREADS; i++) {
+        void *rv = NULL;
+        pthread_join(t[i], &rv);
+        failures += rv != NULL;
+    }
+    CHECK(failures == 0);
+    emq_queue_counts counts;
+    CHECK(emq_counts(c, "t.threads", &counts, NULL) == EMQ_OK);
+    CHECK(counts.pending == THREADS * PER_THREAD);
+    emq_client_free(c);
+}
+
+/* ---- worker ---- */
+#define N_JOBS 200
+typedef struct {
+    atomic_int seen[N_JOBS];
+    atomic_int calls;
+    emq_client *client; /* for the follow-up enqueue */
+    emq_handler_status verdict;
+} handler_state;
+
+static emq_handler_status count_handler(const emq_job *job, void *user_data, emq_handler_result *result) {
+    handler_state *st = user_data;
+    (void)result;
+    char text[32] = "";
+    size_t n = job->payload_len < sizeof text - 1 ? job->payload_len : sizeof text - 1;
+    memcpy(text, job->payload, n);
+    int i = atoi(text);
+    if (i >= 0 && i < N_JOBS) atomic_fetch_add(&st->seen[i], 1);
+    atomic_fetch_add(&st->calls, 1);
+    /* A handler may use the client: enqueue a receipt. */
+    char receipt[64];
+    int len = snprintf(receipt, sizeof receipt, "%d c %llu", i, (unsigned long long)job->token);
+    if (emq_enqueue(st->client, "t.worker.receipts", (const uint8_t *)receipt, (size_t)len, NULL, NULL) != EMQ_OK)
+        return EMQ_HANDLER_RETRY;
+    return EMQ_HANDLER_OK;
+}
+
+static int wait_for(emq_worker *w, uint64_t completed, uint64_t dead, long timeout_ms) {
+    emq_stats s;
+    for (long waited = 0; waited < timeout_ms; waited += 20) {
+        if (emq_worker_stats(w, &s, NULL) == EMQ_OK && s.completed >= completed && s.dead >= dead) return 1;
+        sleep_ms(20);
+    }
+    return 0;
+}
+
+static void test_worker_processes_each_job_once(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    static handler_state st;
+    memset(&st, 0, sizeof st);
+    st.client = c;
+    emq_bytes payloads[N_JOBS];
+    char texts[N_JOBS][8];
+    for (int i = 0; i < N_JOBS; i++) {
+        int len = snprintf(texts[i], sizeof texts[i], "%d", i);
+        payloads[i] = (emq_bytes){(const uint8_t *)texts[i], (size_t)len};
+    }
+    emq_enqueue_list *el = NULL;
+    CHECK(ok(emq_enqueue_many(c, "t.worker", payloads, N_JOBS, &el, &err), err));
+    emq_enqueue_list_free(el);
+
+    emq_worker_options o = emq_worker_options_default();
+    o.concurrency = 8;
+    o.pump_interval_ms = 100;
+    emq_worker *w = NULL;
+    CHECK(ok(emq_worker_new(c, "t.worker", &o, count_handler, &st, &w, &err), err));
+    CHECK(ok(emq_worker_start(w, &err), err));
+    CHECK(emq_worker_start(w, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    emq_error_free(err);
+    int done = wait_for(w, N_JOBS, 0, 60000);
+    CHECK(ok(emq_worker_stop(w, &err), err));
+    CHECK(ok(emq_worker_join(w, &err), err));
+    CHECK(done);
+    emq_stats s;
+    CHECK(ok(emq_worker_stats(w, &s, &err), err));
+    CHECK(s.completed == N_JOBS && s.claimed == N_JOBS && s.retried == 0 && s.dead == 0);
+    CHECK(s.in_flight == 0);
+    emq_worker_free(w);
+    for (int i = 0; i < N_JOBS; i++) CHECK(atomic_load(&st.seen[i]) == 1);
+    CHECK(atomic_load(&st.calls) == N_JOBS);
+    emq_queue_counts counts;
+    CHECK(ok(emq_counts(c, "t.worker", &counts, &err), err));
+    CHECK(counts.pending == 0 && counts.active == 0 && counts.completed == N_JOBS);
+    CHECK(ok(emq_counts(c, "t.worker.receipts", &counts, &err), err) && counts.pending == N_JOBS);
+    char line[64];
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.worker}:active'");
+    CHECK(strcmp(line, "0") == 0);
+    emq_client_free(c);
+}
+
+static emq_handler_status failing_handler(const emq_job *job, void *user_data, emq_handler_result *result) {
+    handler_state *st = user_data;
+    atomic_fetch_add(&st->calls, 1);
+    char msg[64];
+    snprintf(msg, sizeof msg, "always fails (attempt %llu)", (unsigned long long)job->token);
+    emq_handler_result_set_message(result, msg, NULL);
+    return st->verdict;
+}
+
+static void test_failing_handler_retries_then_dead(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    static handler_state st;
+    memset(&st, 0, sizeof st);
+    st.verdict = EMQ_HANDLER_RETRY;
+    emq_enqueued r;
+    CHECK(ok(emq_enqueue(c, "t.fail", LIT("x"), &r, &err), err));
+
+    emq_worker_options o = emq_worker_options_default();
+    o.max_attempts = 3;
+    o.backoff = EMQ_BACKOFF_FIXED;
+    o.backoff_base_ms = 20;
+    o.pump_interval_ms = 50;
+    emq_worker *w = NULL;
+    CHECK(ok(emq_worker_new(c, "t.fail", &o, failing_handler, &st, &w, &err), err));
+    CHECK(ok(emq_worker_start(w, &err), err));
+    int done = wait_for(w, 0, 1, 60000);
+    emq_worker_stop(w, NULL);
+    CHECK(ok(emq_worker_join(w, &err), err));
+    CHECK(done);
+    emq_stats s;
+    CHECK(ok(emq_worker_stats(w, &s, &err), err));
+    CHECK(s.retried == 2 && s.dead == 1 && s.completed == 0);
+    CHECK(atomic_load(&st.calls) == 3);
+    emq_worker_free(w);
+
+    emq_job_info *row = NULL;
+    CHECK(ok(emq_get_job(c, "t.fail", r.id, &row, &err), err) && row);
+    CHECK(row->state == EMQ_STATE_DEAD && row->attempts == 3);
+    CHECK(row->last_error && strcmp(row->last_error, "always fails (attempt 3)") == 0);
+    emq_job_info_free(row);
+    char line[128];
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.fail}:job:%s' last_error", r.id);
+    CHECK(strcmp(line, "always fails (attempt 3)") == 0);
+
+    /* A fatal failure goes straight to dead. */
+    memset(&st, 0, sizeof st);
+    st.verdict = EMQ_HANDLER_FATAL;
+    CHECK(ok(emq_enqueue(c, "t.fatal", LIT("x"), &r, &err), err));
+    CHECK(ok(emq_worker_new(c, "t.fatal", &o, failing_handler, &st, &w, &err), err));
+    CHECK(ok(emq_worker_start(w, &err), err));
+    done = wait_for(w, 0, 1, 60000);
+    emq_worker_stop(w, NULL);
+    CHECK(ok(emq_worker_join(w, &err), err));
+    CHECK(done && atomic_load(&st.calls) == 1);
+    emq_worker_free(w);
+    CHECK(ok(emq_get_job(c, "t.fatal", r.id, &row, &err), err) && row);
+    CHECK(row->state == EMQ_STATE_DEAD && row->attempts == 1);
+    emq_job_info_free(row);
+    emq_client_free(c);
+}
+
+static void test_worker_arguments(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    emq_worker *w = (emq_worker *)1;
+    CHECK(emq_worker_new(c, "emq", NULL, count_handler, NULL, &w, &err) == EMQ_ERR_INVALID_QUEUE);
+    CHECK(w == NULL);
+    emq_error_free(err);
+    CHECK(emq_worker_new(c, "t.w", NULL, NULL, NULL, &w, NULL) == EMQ_ERR_NULL_POINTER);
+    emq_worker_options o = emq_worker_options_default();
+    o.concurrency = 0;
+    CHECK(emq_worker_new(c, "t.w", &o, count_handler, NULL, &w, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    o = emq_worker_options_default();
+    o.backoff = 7;
+    CHECK(emq_worker_new(c, "t.w", &o, count_handler, NULL, &w, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    /* Never started: join returns at once, free is fine; the client may go first. */
+    CHECK(ok(emq_worker_new(c, "t.w", NULL, count_handler, NULL, &w, &err), err));
+    emq_client_free(c);
+    CHECK(ok(emq_worker_join(w, &err), err));
+    emq_worker_free(w);
+    CHECK(emq_handler_result_set_message(NULL, "x", NULL) == EMQ_ERR_NULL_POINTER);
+}
+
+int main(void) {
+    g_url = getenv("EMQ_URL");
+    if (!g_url) {
+        fprintf(stderr, "set EMQ_URL=redis://127.0.0.1:PORT/\n");
+        return 2;
+    }
+    run_test("pure helpers", test_pure_helpers);
+    run_test("enqueue, claim, complete (row gone)", test_enqueue_claim_complete);
+    run_test("stale token -> EMQ_ERR_STALE, row intact", test_stale_token_keeps_row);
+    run_test("version fence -> EMQ_ERR_VERSION_FENCE with found", test_version_fence);
+    run_test("invalid id / queue / NULL / UTF-8 are codes", test_bad_arguments_are_codes);
+    run_test("batches, retry, dead, requeue, remove, pause, close", test_batches_and_inspection);
+    run_test("threads share one client", test_threads_share_a_client);
+    run_test("worker processes each job exactly once", test_worker_processes_each_job_once);
+    run_test("failing handler: retried then dead with its message", test_failing_handler_retries_then_dead);
+    run_test("worker argument checks", test_worker_arguments);
+    printf("%d passed, %d failed\n", g_passed, g_failed);
+    return g_failed == 0 ? 0 : 1;
+}
