@@ -1172,7 +1172,8 @@ emq_status emq_worker_stop(const struct emq_worker *worker,
  * call is still running (a handler that outlived the grace period is waited
  * for; its job was already released back to pending). Returns at once for a
  * worker never started. Call `emq_worker_stop` first (from any thread), or
- * this waits forever.
+ * this waits forever. Never call it from inside a handler (it would wait for
+ * that very call).
  */
 emq_status emq_worker_join(const struct emq_worker *worker,
                            struct emq_error **err);

@@ -349,7 +349,8 @@ pub unsafe extern "C" fn emq_worker_stop(
 /// call is still running (a handler that outlived the grace period is waited
 /// for; its job was already released back to pending). Returns at once for a
 /// worker never started. Call `emq_worker_stop` first (from any thread), or
-/// this waits forever.
+/// this waits forever. Never call it from inside a handler (it would wait for
+/// that very call).
 #[no_mangle]
 pub unsafe extern "C" fn emq_worker_join(
     worker: *const emq_worker,
