@@ -1,0 +1,58 @@
+// Many Promises at once: all land, no duplicate ids, and the event loop stays free.
+'use strict'
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const { startRedis, uniqueQueue } = require('./helpers')
+const emq = require('..')
+
+let server, client
+before(async () => {
+  server = await startRedis()
+  client = await emq.connect(server.url)
+})
+after(async () => {
+  if (client) await client.close()
+  if (server) await server.stop()
+})
+
+test('5,000 concurrent enqueue Promises: all present, unique ids, event loop responsive', async () => {
+  const q = uniqueQueue('burst')
+  const N = 5000
+  // Hold every command on the server for 400 ms: if any call waited on the
+  // network on the JS thread, the interval below could not fire meanwhile.
+  assert.equal(await server.raw.cmd('CLIENT', 'PAUSE', 400, 'ALL'), 'OK')
+  const started = Date.now()
+  const promises = []
+  for (let i = 0; i < N; i++) promises.push(client.enqueue(q, `payload-${i}`))
+  const issued = Date.now() - started
+  let ticks = 0
+  const timer = setInterval(() => ticks++, 5)
+  const results = await Promise.all(promises)
+  clearInterval(timer)
+  const elapsed = Date.now() - started
+
+  const ids = new Set(results.map((r) => r.id))
+  assert.equal(ids.size, N, 'no duplicate ids')
+  assert.ok(results.every((r) => r.duplicate === false))
+  assert.equal(await server.raw.cmd('ZCARD', `emq:{${q}}:pending`), N)
+  assert.equal((await client.counts(q)).pending, N)
+  for (const i of [0, 1, 2499, 4999]) {
+    assert.equal(await server.raw.cmd('HGET', `emq:{${q}}:job:${results[i].id}`, 'payload'), `payload-${i}`)
+  }
+  assert.ok(elapsed >= 350, `the pause held the replies (${elapsed} ms)`)
+  // While the server sat on 5,000 requests the event loop kept turning.
+  assert.ok(ticks >= 20, `ticks=${ticks} elapsed=${elapsed}ms issued=${issued}ms`)
+  console.log(`# ${N} enqueues in ${elapsed} ms (issued in ${issued} ms) across a 400 ms server pause; ${ticks} interval ticks`)
+})
+
+test('concurrent claims never hand one job to two callers', async () => {
+  const q = uniqueQueue('claims')
+  await client.enqueueMany(q, Array.from({ length: 500 }, (_, i) => `j${i}`))
+  const claims = await Promise.all(Array.from({ length: 600 }, () => client.claim(q, 30_000)))
+  const got = claims.filter(Boolean)
+  assert.equal(got.length, 500)
+  assert.equal(new Set(got.map((j) => j.id)).size, 500)
+  const done = await client.completeMany(q, got)
+  assert.ok(done.every((v) => v.status === 'fulfilled'))
+  assert.equal((await client.counts(q)).completed, 500)
+})

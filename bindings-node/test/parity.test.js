@@ -1,0 +1,106 @@
+// API parity: every Node name in docs/API.md exists on the module / Client /
+// Worker, the d.ts declares it, and nothing public is undocumented.
+'use strict'
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { readFileSync } = require('node:fs')
+const { join } = require('node:path')
+const emq = require('..')
+
+const API = readFileSync(join(__dirname, '..', '..', 'docs', 'API.md'), 'utf8')
+const DTS = readFileSync(join(__dirname, '..', 'index.d.ts'), 'utf8')
+
+/** The table rows (`| \`...`) of one `## Section`, as [rust, node] name pairs. */
+function rows(section) {
+  const start = API.indexOf(`## ${section}`)
+  assert.ok(start >= 0, `docs/API.md has a "## ${section}" section`)
+  const end = API.indexOf('\n## ', start + 3)
+  const body = API.slice(start, end < 0 ? undefined : end)
+  return body
+    .split('\n')
+    .filter((l) => l.startsWith('| `'))
+    .map((l) => {
+      const cells = l.split('|').map((c) => c.trim())
+      const name = (cell) => /`(?:new\s+)?([A-Za-z_][A-Za-z0-9_]*)/.exec(cell)[1]
+      return [name(cells[1]), name(cells[2])]
+    })
+}
+
+const camel = (snake) => snake.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
+
+/** `name` in the paragraph that starts with `lead`: every `snake_case` word in backticks. */
+function optionNames(lead) {
+  const at = API.indexOf(lead)
+  assert.ok(at >= 0, lead)
+  const para = API.slice(at, API.indexOf('\n\n', at))
+  return [...para.matchAll(/`([a-z][a-z_]*)`/g)].map((m) => m[1]).filter((n) => n.includes('_') || n === 'concurrency' || n === 'backoff')
+}
+
+test('client verbs: connect on the module, every other verb a Client method returning a Promise', () => {
+  const verbs = rows('Client verbs')
+  assert.ok(verbs.length >= 25)
+  for (const [rust, node] of verbs) {
+    assert.equal(node, camel(rust), `${rust} is ${camel(rust)} in Node`)
+    if (node === 'connect') {
+      assert.equal(typeof emq.connect, 'function')
+      assert.match(DTS, /export declare function connect\(/)
+    } else {
+      assert.equal(typeof emq.Client.prototype[node], 'function', `Client.${node}`)
+      assert.match(DTS, new RegExp(`\\n  ${node}\\([^)]*\\): Promise<`), `index.d.ts declares Client.${node} → Promise`)
+    }
+  }
+  // Nothing public on Client that the docs do not list.
+  const documented = new Set(verbs.map(([, n]) => n))
+  const extra = Object.getOwnPropertyNames(emq.Client.prototype).filter(
+    (n) => n !== 'constructor' && n !== 'nodeId' && !documented.has(n)
+  )
+  assert.deepEqual(extra, [])
+})
+
+test('pure helpers are plain module functions, declared in index.d.ts', () => {
+  const helpers = rows('Pure helpers')
+  assert.equal(helpers.length, 11)
+  for (const [rust, node] of helpers) {
+    assert.equal(node, camel(rust))
+    assert.equal(typeof emq[node], 'function', node)
+    assert.match(DTS, new RegExp(`export declare function ${node}\\(`), node)
+  }
+})
+
+test('worker: new Worker(...), run() / close() / stats()', () => {
+  const worker = rows('Worker')
+  assert.deepEqual(
+    worker.map(([, n]) => n),
+    ['Worker', 'run', 'close', 'stats']
+  )
+  assert.equal(typeof emq.Worker, 'function')
+  for (const [, n] of worker.slice(1)) assert.equal(typeof emq.Worker.prototype[n], 'function', n)
+  assert.equal(typeof emq.UnrecoverableError, 'function')
+  assert.ok(new emq.UnrecoverableError('x') instanceof Error)
+  // Stats keys: the docs' names in camelCase.
+  const para = /`stats\(\)` \| `stats\(\)` \| `\{([^}]*)\}`/.exec(API)[1]
+  const keys = para.split(',').map((k) => camel(k.trim()))
+  for (const k of keys) assert.match(DTS, new RegExp(`\\n  ${k}: number`), k)
+})
+
+test('connect and worker options: the docs names in camelCase, and nothing else', () => {
+  const connectOpts = optionNames('Connect options (all optional)').map(camel)
+  assert.deepEqual(connectOpts.sort(), [
+    'clientName', 'connectTimeoutMs', 'maxPayload', 'nodeId', 'responseTimeoutMs', 'strictBundle',
+  ])
+  const workerOpts = optionNames('Worker options:').map(camel)
+  assert.deepEqual(workerOpts.sort(), [
+    'backoff', 'backoffBaseMs', 'backoffCapMs', 'concurrency', 'idleMaxMs', 'leaseMs', 'maxAttempts',
+    'pumpIntervalMs', 'shutdownGraceMs',
+  ])
+  for (const o of [...connectOpts, ...workerOpts]) assert.match(DTS, new RegExp(`\\n  ${o}\\?: `), o)
+})
+
+test('error codes: the Node column of the error table is exactly ErrorCode', () => {
+  const start = API.indexOf('## Errors')
+  const codes = API.slice(start)
+    .split('\n')
+    .filter((l) => l.startsWith('| ') && !l.startsWith('| kind |') && !l.startsWith('|---'))
+    .map((l) => /`(EMQ[A-Z_]*)`/.exec(l.split('|')[4])[1])
+  assert.deepEqual(codes, Object.values(emq.ErrorCode))
+})

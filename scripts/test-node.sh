@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The Node suite: build the napi addon from source (release profile, shared
+# cargo target dir) and run `node --test` against real redis-servers that the
+# tests start and stop themselves (test/helpers.js).
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT/bindings-node"
+ensure_redis
+command -v node >/dev/null || apt_install nodejs npm
+
+say "node: $(node --version), npm $(npm --version)"
+# `npm ci` installs the locked dev tools (@napi-rs/cli, typescript) and then
+# runs the package's install script, which builds the addon when it is absent.
+npm ci --no-audit --no-fund
+say "node: build the addon (napi build --platform --release)"
+npm run build
+say "node: tests"
+# Each test file starts its own redis-server and stops it; they also record
+# their pids here so that none outlives a crashed run.
+export EMQ_TEST_PIDFILE; EMQ_TEST_PIDFILE="$(mktemp)"
+cleanup() {
+  while read -r pid; do  # only if that pid is still one of our redis-servers
+    [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = redis-server ] && kill "$pid" 2>/dev/null || true
+  done <"$EMQ_TEST_PIDFILE"
+  rm -f "$EMQ_TEST_PIDFILE"
+}
+trap cleanup EXIT
+npm test
