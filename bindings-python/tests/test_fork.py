@@ -11,7 +11,13 @@ import threading
 import time
 from typing import Callable
 
+import pytest
+
 import echomq
+
+# Python 3.12+ warns on every fork of a multi-threaded process; forking one is
+# exactly what these tests exercise.
+pytestmark = pytest.mark.filterwarnings("ignore:.*multi-threaded.*fork:DeprecationWarning")
 
 
 def in_child(fn: Callable[[], str], timeout: float = 20.0) -> str:

@@ -36,11 +36,18 @@ def test_eight_threads_enqueue_ten_thousand(client, raw, queue, keys):
     assert client.counts(queue).pending == 10_000
 
 
-def test_a_blocking_call_does_not_hold_the_gil(redis_url, queue):
-    # One thread blocks in claim against a paused connection-slow server call
-    # (a 300 ms DEBUG SLEEP would be server-wide), so instead measure that a
-    # pure-Python counter keeps running while another thread is in enqueue.
-    c = echomq.connect(redis_url)
+def test_a_blocking_call_does_not_hold_the_gil():
+    # A server that accepts the TCP connection but never answers: connect
+    # blocks in native code until connect_timeout_ms. A pure-Python thread
+    # must keep running meanwhile (it could not if the GIL were held).
+    import socket
+
+    import pytest
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
     stop = threading.Event()
     spins = 0
 
@@ -51,13 +58,17 @@ def test_a_blocking_call_does_not_hold_the_gil(redis_url, queue):
 
     t = threading.Thread(target=spin)
     t.start()
-    start = time.monotonic()
-    n = 0
-    while time.monotonic() - start < 0.5:
-        c.enqueue(queue, b"x")
-        n += 1
-    stop.set()
-    t.join()
-    assert n > 50
-    assert spins > 10_000
-    c.close()
+    try:
+        time.sleep(0.05)
+        before = spins
+        start = time.monotonic()
+        with pytest.raises((echomq.TimeoutError, echomq.ConnectionError)):
+            echomq.connect(f"redis://127.0.0.1:{port}/", connect_timeout_ms=600)
+        elapsed = time.monotonic() - start
+        during = spins - before
+    finally:
+        stop.set()
+        t.join()
+        silent.close()
+    assert elapsed >= 0.5
+    assert during > 1000, during
