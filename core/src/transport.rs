@@ -249,6 +249,9 @@ impl Transport {
         script: &Script,
         calls: &[(Vec<String>, Vec<Vec<u8>>)],
     ) -> Result<Vec<Result<Value>>> {
+        if calls.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
         for (keys, args) in calls {

@@ -605,3 +605,13 @@ async fn complete_many_checks_every_token_and_settles_the_rest() {
         .unwrap();
     assert_eq!(done, 2);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_batches_answer_empty() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let none: [&str; 0] = [];
+    assert!(client.enqueue_many(Q, &none).await.unwrap().is_empty());
+    assert!(client.complete_many(Q, &[]).await.unwrap().is_empty());
+    assert!(client.extend_many(Q, &[], 1000).await.unwrap().is_empty());
+}
