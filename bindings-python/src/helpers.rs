@@ -4,7 +4,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use echomq::keys::{self, KeyClass as Class, KeyType, ReserveKey};
+use echomq::keys::{self, KeyType};
 use echomq::{id, BrandedId};
 
 use crate::errors::err;
@@ -89,40 +89,13 @@ pub fn job_key(queue: String, id: String) -> PyResult<String> {
 #[pyfunction]
 pub fn classify(key: &Bound<'_, PyAny>) -> PyResult<KeyClass> {
     let raw = key_bytes(key)?;
-    let named = |class: &str| KeyClass {
-        class_: class.to_string(),
-        ..KeyClass::default()
-    };
-    Ok(match keys::classify_bytes(&raw) {
-        Class::Queue { queue, key_type } => KeyClass {
-            queue: Some(queue),
-            key_type: Some(key_type.as_str().to_string()),
-            ..named("queue")
-        },
-        Class::Job { queue, id } => KeyClass {
-            queue: Some(queue),
-            id: Some(id.to_string()),
-            ..named("job")
-        },
-        Class::Metric { queue, metric } => KeyClass {
-            queue: Some(queue),
-            member: Some(metric.as_str().to_string()),
-            ..named("metric")
-        },
-        Class::Reserve(member) => {
-            let (member, queue) = match member {
-                ReserveKey::Version => ("version", None),
-                ReserveKey::Locks => ("locks", None),
-                ReserveKey::Bundle => ("bundle", None),
-                ReserveKey::Migration(q) => ("migration", Some(q)),
-            };
-            KeyClass {
-                queue,
-                member: Some(member.to_string()),
-                ..named("reserve")
-            }
-        }
-        Class::Unclassified => named("unclassified"),
+    let f = keys::classify_bytes(&raw).fields();
+    Ok(KeyClass {
+        class_: f.class.to_string(),
+        queue: f.queue,
+        key_type: f.key_type,
+        id: f.id,
+        member: f.member,
     })
 }
 

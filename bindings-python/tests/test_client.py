@@ -331,9 +331,10 @@ def test_pure_helpers():
     k = echomq.classify(b"emq:{orders}:schedule")
     assert (k.class_, k.queue, k.key_type) == ("queue", "orders", "schedule")
     k = echomq.classify("emq:{orders}:metrics:failed")
-    assert (k.class_, k.queue, k.member) == ("metric", "orders", "failed")
+    assert (k.class_, k.queue, k.key_type) == ("metric", "orders", "metrics:failed")
     assert echomq.classify("{emq}:version").member == "version"
-    assert echomq.classify("{emq}:migration:orders").queue == "orders"
+    k = echomq.classify("{emq}:migration:orders")
+    assert (k.class_, k.queue, k.member) == ("reserve", "orders", "migration:orders")
     assert echomq.classify("something").class_ == "unclassified"
     assert echomq.slot("123456789") == 0x31C3
     assert echomq.slot("emq:{q}:pending") == echomq.slot(b"{q}")

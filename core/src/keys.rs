@@ -104,6 +104,67 @@ impl fmt::Display for KeyClass {
     }
 }
 
+/// A classified key as flat fields: the one shape every binding exposes
+/// (`classify` in Python, Node and C), so no binding re-derives it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyFields {
+    /// `queue`, `job`, `metric`, `reserve` or `unclassified`.
+    pub class: &'static str,
+    /// The queue of a per-queue key, and of `{emq}:migration:<q>`.
+    pub queue: Option<String>,
+    /// The suffix after `emq:{q}:` of a queue or metric key: `pending`, ...,
+    /// `metrics:completed`, `metrics:failed`.
+    pub key_type: Option<String>,
+    /// The id of a job key.
+    pub id: Option<String>,
+    /// The suffix after `{emq}:` of a reserve key: `version`, `locks`,
+    /// `bundle`, `migration:<q>`.
+    pub member: Option<String>,
+}
+
+impl KeyClass {
+    pub fn fields(&self) -> KeyFields {
+        match self {
+            KeyClass::Queue { queue, key_type } => KeyFields {
+                class: "queue",
+                queue: Some(queue.clone()),
+                key_type: Some(key_type.as_str().to_string()),
+                ..KeyFields::default()
+            },
+            KeyClass::Job { queue, id } => KeyFields {
+                class: "job",
+                queue: Some(queue.clone()),
+                id: Some(id.to_string()),
+                ..KeyFields::default()
+            },
+            KeyClass::Metric { queue, metric } => KeyFields {
+                class: "metric",
+                queue: Some(queue.clone()),
+                key_type: Some(format!("metrics:{}", metric.as_str())),
+                ..KeyFields::default()
+            },
+            KeyClass::Reserve(member) => {
+                let (text, queue) = match member {
+                    ReserveKey::Version => ("version".to_string(), None),
+                    ReserveKey::Locks => ("locks".to_string(), None),
+                    ReserveKey::Bundle => ("bundle".to_string(), None),
+                    ReserveKey::Migration(q) => (format!("migration:{q}"), Some(q.clone())),
+                };
+                KeyFields {
+                    class: "reserve",
+                    queue,
+                    member: Some(text),
+                    ..KeyFields::default()
+                }
+            }
+            KeyClass::Unclassified => KeyFields {
+                class: "unclassified",
+                ..KeyFields::default()
+            },
+        }
+    }
+}
+
 fn queue_name_ok(q: &[u8]) -> bool {
     !q.is_empty()
         && q.len() <= MAX_QUEUE_LEN
@@ -288,6 +349,21 @@ mod tests {
             job_key("orders", "ORD0NgWEfAEJf").unwrap_err().kind(),
             ErrorKind::InvalidId
         );
+    }
+
+    #[test]
+    fn fields_shape() {
+        let f = classify("emq:{orders}:metrics:failed").fields();
+        assert_eq!(
+            (f.class, f.key_type.as_deref()),
+            ("metric", Some("metrics:failed"))
+        );
+        let f = classify("{emq}:migration:orders").fields();
+        assert_eq!(
+            (f.class, f.member.as_deref(), f.queue.as_deref()),
+            ("reserve", Some("migration:orders"), Some("orders"))
+        );
+        assert_eq!(classify("nope").fields().class, "unclassified");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::ffi::{c_char, CString};
 use std::sync::OnceLock;
 
-use emq_core::keys::{self, KeyClass, KeyType, ReserveKey};
+use emq_core::keys::{self, KeyClass, KeyType};
 use emq_core::{id, BrandedId};
 
 use crate::guard::*;
@@ -246,52 +246,25 @@ pub unsafe extern "C" fn emq_classify(
         let out = out_arg(out, "out")?;
         *out = std::ptr::null_mut();
         let key = slice_arg(key, key_len, "key")?;
-        let none = std::ptr::null::<c_char>;
-        let s = |t: &str| c_string_raw(t) as *const c_char;
-        let info = match keys::classify_bytes(key) {
-            KeyClass::Queue { queue, key_type } => emq_key_info {
-                key_class: EMQ_CLASS_QUEUE,
-                queue: s(&queue),
-                key_type: s(key_type.as_str()),
-                id: none(),
-                member: none(),
-            },
-            KeyClass::Job { queue, id } => emq_key_info {
-                key_class: EMQ_CLASS_JOB,
-                queue: s(&queue),
-                key_type: none(),
-                id: s(id.as_str()),
-                member: none(),
-            },
-            KeyClass::Metric { queue, metric } => emq_key_info {
-                key_class: EMQ_CLASS_METRIC,
-                queue: s(&queue),
-                key_type: s(&format!("metrics:{}", metric.as_str())),
-                id: none(),
-                member: none(),
-            },
-            KeyClass::Reserve(member) => {
-                let (member, queue) = match member {
-                    ReserveKey::Version => ("version".to_string(), none()),
-                    ReserveKey::Locks => ("locks".to_string(), none()),
-                    ReserveKey::Bundle => ("bundle".to_string(), none()),
-                    ReserveKey::Migration(q) => (format!("migration:{q}"), s(&q)),
-                };
-                emq_key_info {
-                    key_class: EMQ_CLASS_RESERVE,
-                    queue,
-                    key_type: none(),
-                    id: none(),
-                    member: s(&member),
-                }
-            }
-            KeyClass::Unclassified => emq_key_info {
-                key_class: EMQ_CLASS_UNCLASSIFIED,
-                queue: none(),
-                key_type: none(),
-                id: none(),
-                member: none(),
-            },
+        let class = keys::classify_bytes(key);
+        let f = class.fields();
+        let s = |t: Option<String>| match t {
+            Some(t) => c_string_raw(&t) as *const c_char,
+            None => std::ptr::null(),
+        };
+        let key_class = match class {
+            KeyClass::Queue { .. } => EMQ_CLASS_QUEUE,
+            KeyClass::Job { .. } => EMQ_CLASS_JOB,
+            KeyClass::Metric { .. } => EMQ_CLASS_METRIC,
+            KeyClass::Reserve(_) => EMQ_CLASS_RESERVE,
+            KeyClass::Unclassified => EMQ_CLASS_UNCLASSIFIED,
+        };
+        let info = emq_key_info {
+            key_class,
+            queue: s(f.queue),
+            key_type: s(f.key_type),
+            id: s(f.id),
+            member: s(f.member),
         };
         *out = Box::into_raw(Box::new(info));
         Ok(())
