@@ -263,10 +263,12 @@ export declare function jobKey(queue: string, id: string): string
 
 export interface KeyClass {
   class: 'queue' | 'job' | 'metric' | 'reserve' | 'unclassified'
+  /** The queue of a per-queue key, and of `{emq}:migration:<q>`. */
   queue?: string
-  keyType?: KeyType
+  /** The suffix after `emq:{q}:`: a `KeyType`, or `metrics:completed` / `metrics:failed`. */
+  keyType?: KeyType | 'metrics:completed' | 'metrics:failed'
   id?: string
-  /** metric: `completed` / `failed`; reserve: `version` / `locks` / `bundle` / `migration`. */
+  /** The suffix after `{emq}:`: `version`, `locks`, `bundle`, `migration:<q>`. */
   member?: string
 }
 export declare function classify(key: string | Buffer): KeyClass

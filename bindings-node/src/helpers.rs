@@ -5,7 +5,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use echomq::id::{self, BrandedId};
-use echomq::keys::{self, KeyClass, KeyType, ReserveKey};
+use echomq::keys::{self, KeyType};
 
 use crate::convert::uint;
 use crate::error::{invalid_argument, to_js};
@@ -99,7 +99,7 @@ pub fn job_key(env: &Env, queue: String, id: String) -> Result<String> {
     keys::job_key(&queue, &id).map_err(|e| to_js(env, &e))
 }
 
-/// `{class, queue?, keyType?, id?, member?}`.
+/// `{class, queue?, keyType?, id?, member?}`: the core's `KeyClass::fields()`.
 #[napi(object)]
 pub struct KeyClassJs {
     pub class: String,
@@ -109,55 +109,21 @@ pub struct KeyClassJs {
     pub member: Option<String>,
 }
 
-fn key_class(class: &str) -> KeyClassJs {
-    KeyClassJs {
-        class: class.to_string(),
-        queue: None,
-        key_type: None,
-        id: None,
-        member: None,
-    }
-}
-
-/// What a key is, by the closed grammar. Metrics carry `member` =
-/// `completed` / `failed`; reserve keys carry `member` = `version`, `locks`,
-/// `bundle` or `migration` (with `queue`).
+/// What a key is, by the closed grammar (the one flat shape from core:
+/// `keyType` = the suffix after `emq:{q}:`, `member` = the suffix after `{emq}:`).
 #[napi]
 pub fn classify(key: Either<String, Buffer>) -> KeyClassJs {
     let class = match &key {
         Either::A(s) => keys::classify(s),
         Either::B(b) => keys::classify_bytes(b),
     };
-    match class {
-        KeyClass::Queue { queue, key_type } => KeyClassJs {
-            queue: Some(queue),
-            key_type: Some(key_type.as_str().to_string()),
-            ..key_class("queue")
-        },
-        KeyClass::Job { queue, id } => KeyClassJs {
-            queue: Some(queue),
-            id: Some(id.to_string()),
-            ..key_class("job")
-        },
-        KeyClass::Metric { queue, metric } => KeyClassJs {
-            queue: Some(queue),
-            member: Some(metric.as_str().to_string()),
-            ..key_class("metric")
-        },
-        KeyClass::Reserve(member) => {
-            let (member, queue) = match member {
-                ReserveKey::Version => ("version", None),
-                ReserveKey::Locks => ("locks", None),
-                ReserveKey::Bundle => ("bundle", None),
-                ReserveKey::Migration(q) => ("migration", Some(q)),
-            };
-            KeyClassJs {
-                queue,
-                member: Some(member.to_string()),
-                ..key_class("reserve")
-            }
-        }
-        KeyClass::Unclassified => key_class("unclassified"),
+    let f = class.fields();
+    KeyClassJs {
+        class: f.class.to_string(),
+        queue: f.queue,
+        key_type: f.key_type,
+        id: f.id,
+        member: f.member,
     }
 }
 

@@ -264,8 +264,13 @@ test('pure helpers', () => {
   assert.equal(emq.jobKey('orders', id), `emq:{orders}:job:${id}`)
   assert.deepEqual(emq.classify('emq:{orders}:pending'), { class: 'queue', queue: 'orders', keyType: 'pending' })
   assert.deepEqual(emq.classify(`emq:{orders}:job:${id}`), { class: 'job', queue: 'orders', id })
-  assert.deepEqual(emq.classify('emq:{orders}:metrics:failed'), { class: 'metric', queue: 'orders', member: 'failed' })
+  assert.deepEqual(emq.classify('emq:{orders}:metrics:failed'), {
+    class: 'metric',
+    queue: 'orders',
+    keyType: 'metrics:failed',
+  })
   assert.deepEqual(emq.classify('{emq}:version'), { class: 'reserve', member: 'version' })
+  assert.deepEqual(emq.classify('{emq}:migration:orders'), { class: 'reserve', queue: 'orders', member: 'migration:orders' })
   assert.deepEqual(emq.classify(Buffer.from('nope')), { class: 'unclassified' })
   assert.equal(emq.slot('emq:{orders}:pending'), emq.slot('emq:{orders}:job:x'))
   assert.equal(emq.slot('123456789'), 12739) // CRC16/XMODEM check value 0x31C3 mod 16384
