@@ -36,7 +36,7 @@ pids=()
 logs=$(mktemp -d)
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   if [ "$started_here" = 1 ]; then stop_redis EMQ_URL; fi
   rm -rf "$logs"
 }

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Build the Node addon (release, shared cargo target dir): bindings-node/echomq.*.node.
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT/bindings-node"
+say "node: npm ci + napi build --release"
+npm ci --no-audit --no-fund --loglevel=error
+npm run --silent build
