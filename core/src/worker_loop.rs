@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -18,8 +18,13 @@ use crate::worker::{panic_message, HandlerError, WorkerShared};
 /// in one round trip; settlement removes them.
 type InFlight = Arc<Mutex<HashMap<BrandedId, u64>>>;
 
-/// A finished job waiting for the settler, and where to report its verdict.
-type Settlement = (BrandedId, u64, oneshot::Sender<Result<()>>);
+/// A job whose handler succeeded, waiting for the settler. `held` is false
+/// when the heartbeat already found its lease lost (and counted it).
+struct Settlement {
+    id: BrandedId,
+    token: u64,
+    held: bool,
+}
 
 /// Jobs one `complete_many` call settles at most.
 const SETTLE_BATCH: usize = 500;
@@ -144,48 +149,57 @@ async fn process(
     // job for a lost lease. `held` is false when the heartbeat already found
     // the lease lost (and counted it).
     let held = lock(&in_flight).remove(&id).is_some();
-    let settled = match outcome {
+    let failure = match outcome {
+        // Hand it to the settler and free the slot at once: the next claim
+        // then shares a round trip with this settlement instead of waiting
+        // for it. The bounded channel still applies back-pressure.
         Ok(()) => {
-            let (tx, rx) = oneshot::channel();
-            let verdict = match settle.send((id, token, tx)).await {
-                Ok(()) => rx
-                    .await
-                    .unwrap_or_else(|_| Err(Error::new(ErrorKind::Closed, "settler stopped"))),
-                Err(_) => Err(Error::new(ErrorKind::Closed, "settler stopped")),
-            };
-            verdict.map(|()| {
-                shared.counters.completed.fetch_add(1, Ordering::Relaxed);
-            })
+            if let Err(mpsc::error::SendError(lost)) =
+                settle.send(Settlement { id, token, held }).await
+            {
+                let closed = Error::new(ErrorKind::Closed, "settler stopped");
+                record(&shared, lost.id, lost.token, lost.held, Err(closed));
+            }
+            return;
         }
-        Err(failure) => {
-            let opts = &shared.options;
-            let max = if failure.fatal {
-                token
-            } else {
-                opts.max_attempts
-            };
-            shared
-                .client
-                .retry(
-                    &shared.queue,
-                    id.as_str(),
-                    token,
-                    opts.backoff_ms(token),
-                    max,
-                    &failure.message,
-                )
-                .await
-                .map(|verdict| {
-                    let counter = match verdict {
-                        RetryOutcome::Dead => &shared.counters.dead,
-                        RetryOutcome::Scheduled => &shared.counters.retried,
-                    };
-                    counter.fetch_add(1, Ordering::Relaxed);
-                })
-        }
+        Err(failure) => failure,
     };
-    if let Err(e) = settled {
-        match e.kind() {
+    let opts = &shared.options;
+    let max = if failure.fatal {
+        token
+    } else {
+        opts.max_attempts
+    };
+    let retried = shared
+        .client
+        .retry(
+            &shared.queue,
+            id.as_str(),
+            token,
+            opts.backoff_ms(token),
+            max,
+            &failure.message,
+        )
+        .await
+        .map(|verdict| {
+            let counter = match verdict {
+                RetryOutcome::Dead => &shared.counters.dead,
+                RetryOutcome::Scheduled => &shared.counters.retried,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+    record(&shared, id, token, held, retried.map(|()| false));
+}
+
+/// Account for a settled job: `Ok(true)` completed, `Ok(false)` retried or
+/// dead-lettered (already counted), or the settlement's error.
+fn record(shared: &WorkerShared, id: BrandedId, token: u64, held: bool, settled: Result<bool>) {
+    match settled {
+        Ok(true) => {
+            shared.counters.completed.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(false) => {}
+        Err(e) => match e.kind() {
             ErrorKind::Stale | ErrorKind::Gone | ErrorKind::LeaseLost => {
                 if held {
                     shared.counters.lease_lost.fetch_add(1, Ordering::Relaxed);
@@ -195,31 +209,27 @@ async fn process(
             // The job stays active; its lease lapses and the reaper hands it out
             // again (at-least-once), so nothing is lost.
             _ => log::error!("echomq worker: could not settle {id}: {e}"),
-        }
+        },
     }
     shared.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
 }
-
 /// Completes finished jobs in batches: whatever has queued up while the last
 /// call was on the wire goes out in the next `complete_many` (one script call,
 /// every token still checked), so settlement costs one round trip per batch.
 async fn settler(shared: Arc<WorkerShared>, mut rx: mpsc::Receiver<Settlement>) {
     let mut batch: Vec<Settlement> = Vec::with_capacity(SETTLE_BATCH);
     while rx.recv_many(&mut batch, SETTLE_BATCH).await > 0 {
-        let jobs: Vec<(String, u64)> = batch
-            .iter()
-            .map(|(id, t, _)| (id.to_string(), *t))
-            .collect();
+        let jobs: Vec<(String, u64)> = batch.iter().map(|s| (s.id.to_string(), s.token)).collect();
         let refs: Vec<(&str, u64)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
         match shared.client.complete_many(&shared.queue, &refs).await {
             Ok(verdicts) => {
-                for ((_, _, reply), verdict) in batch.drain(..).zip(verdicts) {
-                    let _ = reply.send(verdict);
+                for (s, verdict) in batch.drain(..).zip(verdicts) {
+                    record(&shared, s.id, s.token, s.held, verdict.map(|()| true));
                 }
             }
             Err(e) => {
-                for (_, _, reply) in batch.drain(..) {
-                    let _ = reply.send(Err(e.clone()));
+                for s in batch.drain(..) {
+                    record(&shared, s.id, s.token, s.held, Err(e.clone()));
                 }
             }
         }
