@@ -160,6 +160,7 @@ class Result:
     version: str = ""
     note: str = ""
     ok: bool = True
+    unsupported: bool = False
     extra: dict = field(default_factory=dict)
 
     @property
@@ -189,7 +190,8 @@ def timed_run(system: System, r: Redis, workload: str, n: int, concurrency: int,
     if workload.startswith("process"):
         pre = drive(system, r, "prefill", n, timeout)
         if "error" in pre or "unsupported" in pre:
-            res.ok, res.note = False, f"prefill: {pre.get('error') or pre.get('unsupported')}"
+            res.ok, res.unsupported = False, "unsupported" in pre
+            res.note = f"prefill: {pre.get('error') or pre.get('unsupported')}"
             return res
         n = int(pre.get("jobs", n))
         waiting = system.waiting(r)
@@ -204,7 +206,7 @@ def timed_run(system: System, r: Redis, workload: str, n: int, concurrency: int,
         res.ok, res.note = False, answer["error"]
         return res
     if "unsupported" in answer:
-        res.ok, res.note = False, f"unsupported: {answer['unsupported']}"
+        res.ok, res.unsupported, res.note = False, True, f"unsupported: {answer['unsupported']}"
         return res
     res.jobs = int(answer.get("jobs", 0))
     res.seconds = float(answer.get("seconds") or 0.0)
@@ -255,7 +257,8 @@ def memory_run(system: System, r: Redis, n: int, process: bool, timeout: float) 
     before = r.used_memory()
     pre = drive(system, r, "prefill", n, timeout)
     if "error" in pre or "unsupported" in pre:
-        res.ok, res.note = False, str(pre.get("error") or pre.get("unsupported"))
+        res.ok, res.unsupported = False, "unsupported" in pre
+        res.note = str(pre.get("error") or pre.get("unsupported"))
         return res
     jobs = int(pre.get("jobs", n))
     if process:
@@ -491,7 +494,7 @@ def main() -> int:
                     res.workload = workload
                     results.append(res)
                     if not res.ok:
-                        log(f"    failed: {res.note}")
+                        log(f"    {'skipped' if res.unsupported else 'FAILED'}: {res.note[:160]}")
                     elif workload == "latency":
                         log(f"    p50 {res.p50} ms, p99 {res.p99} ms")
                     else:
@@ -503,7 +506,7 @@ def main() -> int:
                 res = memory_run(s, r, args.memory_n, process, timeout * 2)
                 results.append(res)
                 if not res.ok:
-                    log(f"    failed: {res.note}")
+                    log(f"    {'skipped' if res.unsupported else 'FAILED'}: {res.note[:160]}")
                 else:
                     log(f"    {res.extra['bytes_per_job']:,.0f} bytes per job")
         versions = {"redis-server": r.version()}
@@ -517,7 +520,7 @@ def main() -> int:
     finally:
         r.stop()
     print(report)
-    failed = [x for x in results if not x.ok and not x.note.startswith("unsupported")]
+    failed = [x for x in results if not x.ok and not x.unsupported]
     if not args.smoke:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
