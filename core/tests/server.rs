@@ -615,3 +615,48 @@ async fn empty_batches_answer_empty() {
     assert!(client.complete_many(Q, &[]).await.unwrap().is_empty());
     assert!(client.extend_many(Q, &[], 1000).await.unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unix_socket_urls_connect_and_fence() {
+    let dir = std::env::temp_dir().join(format!("emq-unix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sock = dir.join("redis.sock");
+    let mut child = std::process::Command::new("redis-server")
+        .args([
+            "--port",
+            "0",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--unixsocket",
+        ])
+        .arg(&sock)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("redis+unix://{}", sock.display());
+    let mut client = None;
+    for _ in 0..200 {
+        match Client::connect(&url, ConnectOptions::default()).await {
+            Ok(c) => {
+                client = Some(c);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(25)).await,
+        }
+    }
+    let client = client.expect("connect over the unix socket");
+    let e = client.enqueue(Q, "over a socket").await.unwrap();
+    let job = client.claim(Q, 1000).await.unwrap().unwrap();
+    assert_eq!(job.id, e.id);
+    let mut raw = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let version: String = raw.get("{emq}:version").unwrap();
+    assert_eq!(version, "echomq:2.0.0");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

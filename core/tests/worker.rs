@@ -351,3 +351,66 @@ fn backoff_policies() {
     };
     assert!((0..100).all(|_| jitter.backoff_ms(3) <= 400));
 }
+
+/// Not a test on its own: `a_sigkilled_worker_process_loses_nothing` re-runs
+/// this binary with only this function and `EMQ_CHILD_WORKER_URL` set, to get
+/// a real worker process (whose handler never returns) that it can SIGKILL.
+#[tokio::test(flavor = "multi_thread")]
+async fn child_worker_process() {
+    let Ok(url) = std::env::var("EMQ_CHILD_WORKER_URL") else {
+        return;
+    };
+    let client = Client::connect(&url, ConnectOptions::default())
+        .await
+        .unwrap();
+    let options = WorkerOptions {
+        lease_ms: 1_000,
+        ..fast()
+    };
+    let worker = Worker::new(client, "kill", options, |_job| async move {
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        Ok(())
+    })
+    .unwrap();
+    worker.run().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sigkilled_worker_process_loses_nothing() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let e = client.enqueue("kill", "orphan").await.unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_worker_process", "--test-threads", "1"])
+        .env("EMQ_CHILD_WORKER_URL", server.url())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut raw = server.raw();
+    until(|| raw.zcard::<_, u64>("emq:{kill}:active").unwrap() == 1).await;
+    child.kill().unwrap(); // SIGKILL: no drain, no settlement
+    child.wait().unwrap();
+
+    let tokens: Arc<Mutex<Vec<u64>>> = Arc::default();
+    let record = tokens.clone();
+    let worker = Worker::new(client.clone(), "kill", fast(), move |job| {
+        let record = record.clone();
+        async move {
+            record.lock().unwrap().push(job.token);
+            Ok(())
+        }
+    })
+    .unwrap();
+    let running = start(&worker);
+    until(|| worker.stats().completed == 1).await;
+    worker.stop();
+    running.await.unwrap().unwrap();
+    assert_eq!(
+        *tokens.lock().unwrap(),
+        vec![2],
+        "a new life after the lease lapsed"
+    );
+    assert!(client.job("kill", e.id.as_str()).await.unwrap().is_none());
+    assert_eq!(raw.zcard::<_, u64>("emq:{kill}:active").unwrap(), 0);
+}

@@ -7,6 +7,10 @@
 #include "echomq.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -59,6 +63,7 @@ _Static_assert(sizeof(emq_stats) == 48 && offsetof(emq_stats, in_flight) == 40, 
 
 static int g_passed, g_failed, g_current_failed;
 static const char *g_url;
+static const char *g_self; /* argv[0], to start this program again as a worker process */
 
 #define CHECK(cond)                                                              \
     do {                                                                         \
@@ -646,12 +651,148 @@ static void test_worker_arguments(void) {
     CHECK(emq_handler_result_set_message(NULL, "x", NULL) == EMQ_ERR_NULL_POINTER);
 }
 
-int main(void) {
+/* ---- leases: heartbeats, graceful stop, a SIGKILLed worker ---- */
+
+typedef struct {
+    atomic_int calls;
+    atomic_ullong first_token;
+    long sleep_ms;
+} slow_state;
+
+static emq_handler_status slow_handler(const emq_job *job, void *user_data, emq_handler_result *result) {
+    slow_state *st = user_data;
+    (void)result;
+    unsigned long long none = 0;
+    atomic_compare_exchange_strong(&st->first_token, &none, (unsigned long long)job->token);
+    atomic_fetch_add(&st->calls, 1);
+    sleep_ms(st->sleep_ms);
+    return EMQ_HANDLER_OK;
+}
+
+static void test_heartbeat_outlives_the_lease(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    static slow_state st;
+    memset(&st, 0, sizeof st);
+    st.sleep_ms = 4500; /* three times the lease */
+    emq_enqueued r;
+    CHECK(ok(emq_enqueue(c, "t.slow", LIT("slow"), &r, &err), err));
+    emq_worker_options o = emq_worker_options_default();
+    o.lease_ms = 1500;
+    o.pump_interval_ms = 100; /* the reaper runs often: only heartbeats save the job */
+    emq_worker *w = NULL;
+    CHECK(ok(emq_worker_new(c, "t.slow", &o, slow_handler, &st, &w, &err), err));
+    CHECK(ok(emq_worker_start(w, &err), err));
+    int done = wait_for(w, 1, 0, 60000);
+    emq_worker_stop(w, NULL);
+    CHECK(ok(emq_worker_join(w, &err), err));
+    CHECK(done);
+    emq_stats s;
+    CHECK(ok(emq_worker_stats(w, &s, &err), err));
+    CHECK(s.completed == 1 && s.lease_lost == 0 && s.claimed == 1);
+    CHECK(atomic_load(&st.calls) == 1 && atomic_load(&st.first_token) == 1);
+    emq_worker_free(w);
+    char line[64];
+    redis(g_url, line, sizeof line, "EXISTS 'emq:{t.slow}:job:%s'", r.id);
+    CHECK(strcmp(line, "0") == 0);
+    emq_client_free(c);
+}
+
+static void test_graceful_stop_leaves_nothing_active(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    static slow_state st;
+    memset(&st, 0, sizeof st);
+    st.sleep_ms = 200;
+    for (int i = 0; i < 20; i++) CHECK(ok(emq_enqueue(c, "t.stop", LIT("job"), NULL, &err), err));
+    emq_worker_options o = emq_worker_options_default();
+    o.concurrency = 4;
+    emq_worker *w = NULL;
+    CHECK(ok(emq_worker_new(c, "t.stop", &o, slow_handler, &st, &w, &err), err));
+    CHECK(ok(emq_worker_start(w, &err), err));
+    emq_stats s = {0};
+    for (int i = 0; i < 500 && s.claimed < 4; i++) {
+        emq_worker_stats(w, &s, NULL);
+        sleep_ms(10);
+    }
+    CHECK(ok(emq_worker_stop(w, &err), err));
+    CHECK(ok(emq_worker_join(w, &err), err));
+    CHECK(ok(emq_worker_stats(w, &s, &err), err));
+    CHECK(s.claimed >= 4 && s.completed == s.claimed && s.in_flight == 0);
+    emq_worker_free(w);
+    char line[64];
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.stop}:active'");
+    CHECK(strcmp(line, "0") == 0);
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.stop}:pending'");
+    CHECK(strtoull(line, NULL, 10) == 20 - s.completed);
+    emq_client_free(c);
+}
+
+/* `test_ffi child-worker`: a worker whose handler never returns (killed by the parent). */
+static int child_worker(void) {
+    emq_client *c = connect_or_null();
+    if (!c) return 1;
+    static slow_state st;
+    st.sleep_ms = 600000;
+    emq_worker_options o = emq_worker_options_default();
+    o.lease_ms = 1000;
+    emq_worker *w = NULL;
+    if (!ok(emq_worker_new(c, "t.kill", &o, slow_handler, &st, &w, NULL), NULL)) return 1;
+    emq_worker_run(w, NULL);
+    return 0;
+}
+
+static void test_sigkilled_worker_job_is_recovered(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    emq_enqueued r;
+    CHECK(ok(emq_enqueue(c, "t.kill", LIT("orphan"), &r, &err), err));
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        /* A fresh process image: no state shared with the test process. */
+        /* argv[0], not /proc/self/exe: under valgrind the latter is valgrind itself. */
+        execl(g_self, g_self, "child-worker", (char *)NULL);
+        _exit(127);
+    }
+    char line[64] = "0";
+    for (int i = 0; i < 1000 && strcmp(line, "1") != 0; i++) {
+        redis(g_url, line, sizeof line, "ZCARD 'emq:{t.kill}:active'");
+        sleep_ms(10);
+    }
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    CHECK(strcmp(line, "1") == 0); /* the child held the job when it died */
+
+    static slow_state st;
+    memset(&st, 0, sizeof st);
+    emq_worker_options o = emq_worker_options_default();
+    o.pump_interval_ms = 100;
+    emq_worker *w = NULL;
+    CHECK(ok(emq_worker_new(c, "t.kill", &o, slow_handler, &st, &w, &err), err));
+    CHECK(ok(emq_worker_start(w, &err), err));
+    int done = wait_for(w, 1, 0, 60000);
+    emq_worker_stop(w, NULL);
+    CHECK(ok(emq_worker_join(w, &err), err));
+    emq_worker_free(w);
+    CHECK(done);
+    CHECK(atomic_load(&st.first_token) == 2); /* a new life: the dead holder's token is stale */
+    redis(g_url, line, sizeof line, "EXISTS 'emq:{t.kill}:job:%s'", r.id);
+    CHECK(strcmp(line, "0") == 0);
+    emq_client_free(c);
+}
+
+int main(int argc, char **argv) {
     g_url = getenv("EMQ_URL");
     if (!g_url) {
         fprintf(stderr, "set EMQ_URL=redis://127.0.0.1:PORT/\n");
         return 2;
     }
+    g_self = argv[0];
+    if (argc > 1 && strcmp(argv[1], "child-worker") == 0) return child_worker();
     run_test("pure helpers", test_pure_helpers);
     run_test("enqueue, claim, complete (row gone)", test_enqueue_claim_complete);
     run_test("stale token -> EMQ_ERR_STALE, row intact", test_stale_token_keeps_row);
@@ -662,6 +803,9 @@ int main(void) {
     run_test("worker processes each job exactly once", test_worker_processes_each_job_once);
     run_test("failing handler: retried then dead with its message", test_failing_handler_retries_then_dead);
     run_test("worker argument checks", test_worker_arguments);
+    run_test("heartbeats keep a handler 3x the lease from being reaped", test_heartbeat_outlives_the_lease);
+    run_test("graceful stop leaves nothing in active", test_graceful_stop_leaves_nothing_active);
+    run_test("a SIGKILLed worker's job is recovered with token 2", test_sigkilled_worker_job_is_recovered);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }
