@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -447,6 +447,20 @@ def chart(results: list[Result], path: Path) -> bool:
     return True
 
 
+def rerender(path: Path) -> int:
+    """Rebuild <date>.md and <date>.png from the raw runs a full run saved."""
+    raw = json.loads(path.read_text())
+    results = [Result(**x) for x in raw["results"]]
+    args = argparse.Namespace(**raw["args"])
+    report = render(results, args, raw["redis"], raw["versions"], raw["elapsed"])
+    png = path.with_suffix(".png")
+    if chart(results, png):
+        report += f"\n![throughput per system and workload]({png.name})\n"
+    path.with_suffix(".md").write_text(report)
+    print(report)
+    return 0
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -460,7 +474,10 @@ def main() -> int:
     ap.add_argument("--rate", type=int, default=2_000)
     ap.add_argument("--only", default="", help="comma-separated system names")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--render", help="re-render the report and chart from a saved <date>.json")
     args = ap.parse_args()
+    if args.render:
+        return rerender(Path(args.render))
     if args.smoke:
         args.n, args.rounds, args.memory_n, args.latency_n, args.rate = 200, 1, 200, 200, 500
     timeout = 60 if args.smoke else 240
@@ -516,7 +533,8 @@ def main() -> int:
         for s in chosen:
             if s.missing:
                 versions[s.name] = f"not run: {s.missing}"
-        report = render(results, args, r.version(), versions, time.time() - started)
+        r_version = r.version()
+        report = render(results, args, r_version, versions, time.time() - started)
     finally:
         r.stop()
     print(report)
@@ -530,7 +548,10 @@ def main() -> int:
         if chart(results, png):
             report += f"\n![throughput per system and workload]({png.name})\n"
         md.write_text(report)
-        log(f"wrote {md}")
+        raw = {"args": vars(args), "versions": versions, "elapsed": time.time() - started,
+               "redis": r_version, "results": [asdict(x) for x in results]}
+        (out / f"{stamp}.json").write_text(json.dumps(raw, indent=1))
+        log(f"wrote {md} (+ .json with every run, + .png)")
     if failed:
         log(f"{len(failed)} run(s) failed: " + "; ".join(f"{x.system} {x.workload}: {x.note}" for x in failed))
     # Smoke: every runnable EchoMQ driver must have passed every figure.
