@@ -4,6 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_redis
+command -v openssl >/dev/null || apt_install openssl  # the TLS test mints its certificates
 
 say "rust: format and lints"
 cargo fmt --all --check
