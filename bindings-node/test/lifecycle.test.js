@@ -53,11 +53,14 @@ test('a client works inside a worker thread, and the main thread keeps its own',
     })().catch((err) => parentPort.postMessage({ error: String(err && err.stack) }))
   `
   const thread = new Thread(code, { eval: true, workerData: { pkg: PKG, url: server.url, q } })
+  // Listen for 'exit' before awaiting the message: both can arrive in one
+  // turn of the loop, and a listener attached after 'exit' waits forever.
+  const exited = new Promise((resolve) => thread.once('exit', resolve))
   const msg = await new Promise((resolve, reject) => {
     thread.once('message', resolve)
     thread.once('error', reject)
   })
-  const exitCode = await new Promise((resolve) => thread.once('exit', resolve))
+  const exitCode = await exited
   assert.equal(msg.error, undefined, msg.error)
   assert.equal(msg.same, true)
   assert.equal(msg.code, emq.ErrorCode.GONE)
