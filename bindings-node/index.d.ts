@@ -212,6 +212,16 @@ export interface WorkerOptions {
   idleMaxMs?: number
   /** How long in-flight handlers may run after `close()`. Default 10000. */
   shutdownGraceMs?: number
+  /**
+   * Jobs claimed ahead of free slots, so the next claim overlaps running
+   * handlers. Default: as many as `concurrency`; 0 claims only for free slots.
+   */
+  prefetch?: number
+  /**
+   * Jobs handed to the handler per crossing into JS (they run concurrently;
+   * their slots free when the whole batch is done). Default 1.
+   */
+  handlerBatch?: number
 }
 
 export interface WorkerStats {

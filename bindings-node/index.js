@@ -114,6 +114,8 @@ const WORKER_OPTIONS = [
   'pumpIntervalMs',
   'idleMaxMs',
   'shutdownGraceMs',
+  'prefetch',
+  'handlerBatch',
 ]
 
 // Batch verdicts in `Promise.allSettled` shape.
@@ -252,7 +254,7 @@ class Worker {
   constructor(client, queue, handler, options) {
     if (!(client instanceof Client)) throw invalidArgument('Worker needs a connected Client')
     if (typeof handler !== 'function') throw invalidArgument('Worker handler must be a function')
-    const dispatch = async (job) => {
+    const runOne = async (job) => {
       try {
         await handler(job)
         return null
@@ -260,6 +262,8 @@ class Worker {
         return failure(e)
       }
     }
+    // One call per batch of up to `handlerBatch` jobs; they run concurrently.
+    const dispatch = (jobs) => Promise.all(jobs.map(runOne))
     const opts = checkOptions(options, WORKER_OPTIONS, 'worker option')
     this.#native = callSync(() => client[NATIVE].worker(queue, dispatch, opts))
   }

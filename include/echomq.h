@@ -52,6 +52,11 @@
 #define EMQ_ID_BUF 15
 
 /**
+ * `emq_worker_options.prefetch`: as many as `concurrency`.
+ */
+#define EMQ_PREFETCH_CONCURRENCY -1
+
+/**
  * A connection to one EchoMQ deployment (opaque). Made by `emq_connect`,
  * released by `emq_client_free`.
  *
@@ -450,6 +455,18 @@ typedef struct emq_worker_options {
      * How long in-flight handlers may run after a stop. Default 10000.
      */
     uint64_t shutdown_grace_ms;
+    /**
+     * Jobs claimed ahead of free slots, so the next claim overlaps running
+     * callbacks; `EMQ_PREFETCH_CONCURRENCY` (-1, the default) means as many
+     * as `concurrency`, 0 claims only for free slots.
+     */
+    int64_t prefetch;
+    /**
+     * Jobs handed to one blocking call, whose callbacks then run one after
+     * another (fewer thread hand-offs; slots free when the batch is done).
+     * Default 1.
+     */
+    uint32_t handler_batch;
 } emq_worker_options;
 
 /**

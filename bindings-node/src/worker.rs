@@ -1,9 +1,10 @@
-//! The worker: the core's `echomq::Worker` with an async handler that calls the
-//! JS function through a ThreadsafeFunction and awaits the Promise it returns.
+//! The worker: the core's `echomq::Worker` with a batch handler that calls the
+//! JS function through a ThreadsafeFunction with up to `handlerBatch` jobs
+//! (one crossing to the JS thread per batch) and awaits the Promise it returns.
 //!
-//! `index.js` wraps the user's handler so the Promise never rejects: it
-//! resolves to `null` (success) or `{message, fatal}` (failure; `fatal` for an
-//! `UnrecoverableError`). The ThreadsafeFunction is *weak* (it never keeps the
+//! `index.js` runs the user's handler for each job of the batch concurrently
+//! and resolves to one verdict per job, never rejecting: `null` (success) or
+//! `{message, fatal}` (failure; `fatal` for an `UnrecoverableError`). The ThreadsafeFunction is *weak* (it never keeps the
 //! process alive by itself; a pending `run()` Promise does) and is released as
 //! soon as the worker has drained, or on `close()` of a worker never run — so
 //! none outlives its environment (napi-rs #1514 / #1515).
@@ -14,7 +15,7 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 
-use echomq::{Backoff, HandlerError, Job, Worker, WorkerOptions, WorkerStats};
+use echomq::{Backoff, HandlerError, Job, Verdict, Worker, WorkerOptions, WorkerStats};
 
 use crate::client::NativeClient;
 use crate::convert::{num, promise, uint};
@@ -35,8 +36,8 @@ pub struct HandlerFailure {
     pub fatal: bool,
 }
 
-type Verdict = Promise<Option<HandlerFailure>>;
-type Handler = ThreadsafeFunction<HandlerJob, Verdict, HandlerJob, Status, false, true>;
+type Verdicts = Promise<Vec<Option<HandlerFailure>>>;
+type Handler = ThreadsafeFunction<Vec<HandlerJob>, Verdicts, Vec<HandlerJob>, Status, false, true>;
 type Slot = Arc<Mutex<Option<Arc<Handler>>>>;
 
 /// Worker options, camelCase (all optional; core defaults otherwise).
@@ -52,6 +53,10 @@ pub struct WorkerOptionsJs {
     pub pump_interval_ms: Option<f64>,
     pub idle_max_ms: Option<f64>,
     pub shutdown_grace_ms: Option<f64>,
+    /// Jobs claimed ahead of free slots; default: as many as `concurrency`.
+    pub prefetch: Option<f64>,
+    /// Jobs handed to the JS handler per crossing (run concurrently). Default 1.
+    pub handler_batch: Option<f64>,
 }
 
 #[napi(object)]
@@ -104,34 +109,48 @@ fn worker_options(env: &Env, o: Option<WorkerOptionsJs>) -> Result<WorkerOptions
         "shutdownGraceMs",
         o.shutdown_grace_ms,
     )?;
+    if let Some(p) = o.prefetch {
+        out.prefetch = Some(uint(env, "prefetch", p)? as usize);
+    }
+    let mut batch = out.handler_batch as u64;
+    set(&mut batch, "handlerBatch", o.handler_batch)?;
+    out.handler_batch = batch as usize;
     if let Some(b) = o.backoff {
         out.backoff = Backoff::parse(&b).map_err(|e| to_js(env, &e))?;
     }
     Ok(out)
 }
 
-/// Call the JS handler for one job and wait for its verdict.
-async fn call(slot: Slot, job: Job) -> std::result::Result<(), HandlerError> {
-    let handler = slot
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
-        .ok_or_else(|| HandlerError::retry("worker closed before the handler ran"))?;
-    let job = HandlerJob {
-        id: job.id.to_string(),
-        payload: job.payload.into(),
-        token: num(job.token),
+/// Call the JS handler for a batch of jobs and wait for their verdicts.
+async fn call(slot: Slot, jobs: Vec<Job>) -> Vec<Verdict> {
+    let n = jobs.len();
+    let fail_all = |message: String| vec![Err(HandlerError::retry(message)); n];
+    let Some(handler) = slot.lock().unwrap_or_else(|p| p.into_inner()).clone() else {
+        return fail_all("worker closed before the handler ran".to_string());
     };
-    let verdict = handler
-        .call_async_catch(job)
-        .await
-        .map_err(|e| HandlerError::retry(format!("handler could not be called: {}", e.reason)))?;
+    let jobs: Vec<HandlerJob> = jobs
+        .into_iter()
+        .map(|job| HandlerJob {
+            id: job.id.to_string(),
+            payload: job.payload.into(),
+            token: num(job.token),
+        })
+        .collect();
+    let verdicts = match handler.call_async_catch(jobs).await {
+        Ok(verdicts) => verdicts,
+        Err(e) => return fail_all(format!("handler could not be called: {}", e.reason)),
+    };
     drop(handler);
-    match verdict.await {
-        Ok(None) => Ok(()),
-        Ok(Some(f)) if f.fatal => Err(HandlerError::fatal(f.message)),
-        Ok(Some(f)) => Err(HandlerError::retry(f.message)),
-        Err(e) => Err(HandlerError::retry(e.reason.clone())),
+    match verdicts.await {
+        Ok(verdicts) => verdicts
+            .into_iter()
+            .map(|verdict| match verdict {
+                None => Ok(()),
+                Some(f) if f.fatal => Err(HandlerError::fatal(f.message)),
+                Some(f) => Err(HandlerError::retry(f.message)),
+            })
+            .collect(),
+        Err(e) => fail_all(e.reason.clone()),
     }
 }
 
@@ -144,25 +163,25 @@ pub struct NativeWorker {
 
 #[napi]
 impl NativeClient {
-    /// A worker over `queue` whose handler is `dispatch(job)` (see `index.js`).
+    /// A worker over `queue` whose handler is `dispatch(jobs)` (see `index.js`).
     #[napi]
     pub fn worker(
         &self,
         env: &Env,
         queue: String,
-        dispatch: Function<'_, HandlerJob, Verdict>,
+        dispatch: Function<'_, Vec<HandlerJob>, Verdicts>,
         options: Option<WorkerOptionsJs>,
     ) -> Result<NativeWorker> {
         let options = worker_options(env, options)?;
         let tsfn: Handler = dispatch
-            .build_threadsafe_function::<HandlerJob>()
+            .build_threadsafe_function::<Vec<HandlerJob>>()
             .callee_handled::<false>()
             .weak::<true>()
             .build()?;
         let handler: Slot = Arc::new(Mutex::new(Some(Arc::new(tsfn))));
         let slot = handler.clone();
-        let inner = Worker::new(self.inner.clone(), &queue, options, move |job| {
-            call(slot.clone(), job)
+        let inner = Worker::new_batch(self.inner.clone(), &queue, options, move |jobs| {
+            call(slot.clone(), jobs)
         })
         .map_err(|e| to_js(env, &e))?;
         Ok(NativeWorker { inner, handler })

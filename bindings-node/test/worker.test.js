@@ -268,3 +268,42 @@ test('a process running a worker exits cleanly after close()', async () => {
   assert.ok(out.exitedAt - Number(m[1]) < 1000, `exited ${out.exitedAt - Number(m[1])} ms after close`)
   assert.equal(JSON.parse(m[2]).completed, 1)
 })
+
+test('handlerBatch: one crossing per batch, the batch runs concurrently, verdicts stay per job', async () => {
+  const q = uniqueQueue('batch')
+  const N = 8
+  await client.enqueueMany(q, Array.from({ length: N }, (_, i) => `b${i}`))
+  let running = 0
+  let peak = 0
+  const worker = new emq.Worker(
+    client,
+    q,
+    async (job) => {
+      running++
+      peak = Math.max(peak, running)
+      await sleep(200)
+      running--
+      if (job.payload.toString() === 'b3') throw new emq.UnrecoverableError('b3 fails alone')
+    },
+    { ...FAST, concurrency: 4, handlerBatch: 4, prefetch: 0 }
+  )
+  const run = worker.run()
+  await waitFor(() => worker.stats().completed + worker.stats().dead === N, 10000, 'all settled')
+  await worker.close()
+  await run
+  assert.equal(peak, 4)
+  assert.equal(worker.stats().completed, N - 1)
+  assert.equal(worker.stats().dead, 1)
+  assert.equal(await raw.cmd('ZCARD', `emq:{${q}}:dead`), 1)
+  assert.equal(await raw.cmd('ZCARD', `emq:{${q}}:active`), 0)
+  assert.equal(await raw.cmd('ZCARD', `emq:{${q}}:pending`), 0)
+  const [deadId] = await client.browse(q, 'dead')
+  assert.equal((await client.job(q, deadId)).lastError, 'b3 fails alone')
+})
+
+test('prefetch and handlerBatch are validated', async () => {
+  const q = uniqueQueue('opts')
+  assert.throws(() => new emq.Worker(client, q, async () => {}, { handlerBatch: 0 }), (e) => e.code === emq.ErrorCode.INVALID_ARGUMENT)
+  assert.throws(() => new emq.Worker(client, q, async () => {}, { prefetch: -1 }), (e) => e.code === emq.ErrorCode.INVALID_ARGUMENT)
+  await new emq.Worker(client, q, async () => {}, { prefetch: 0, handlerBatch: 16 }).close()
+})

@@ -1,14 +1,15 @@
 //! The native half of `echomq.Worker`. The core runs the claim loop, the
 //! heartbeat, settlement and the pumps; this file only calls the Python
 //! handler (on tokio's blocking pool, attached to the interpreter only while
-//! Python code runs) and turns its exception into a `HandlerError`.
+//! Python code runs, once per batch of up to `handler_batch` jobs) and turns
+//! its exception into a `HandlerError`.
 
 use std::time::Duration;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-use echomq::{Backoff, HandlerError, WorkerOptions};
+use echomq::{Backoff, HandlerError, Verdict, WorkerOptions};
 
 use crate::aio::{future_into_py, NativeAsyncClient};
 use crate::client::Client;
@@ -33,6 +34,46 @@ fn failure(py: Python<'_>, e: PyErr) -> HandlerError {
     } else {
         HandlerError::retry(text)
     }
+}
+
+/// One batch, attached once. A per-job handler is called for each job in
+/// turn; a batch handler (`batched`: the Python layer's async bridge) takes
+/// the list and answers `None` or the exception for each job, in order.
+fn call_batch(handler: &Py<PyAny>, batched: bool, jobs: &[echomq::Job]) -> Vec<Verdict> {
+    let ran = crate::interp::attach(|py| {
+        if !batched {
+            return jobs
+                .iter()
+                .map(|job| {
+                    handler
+                        .call1(py, (Job::new(py, job),))
+                        .map(drop)
+                        .map_err(|e| failure(py, e))
+                })
+                .collect();
+        }
+        let list: Vec<Job> = jobs.iter().map(|job| Job::new(py, job)).collect();
+        let answers = handler
+            .call1(py, (list,))
+            .and_then(|answers| answers.extract::<Vec<Py<PyAny>>>(py));
+        match answers {
+            Ok(answers) => answers
+                .into_iter()
+                .map(|answer| {
+                    let answer = answer.into_bound(py);
+                    if answer.is_none() {
+                        Ok(())
+                    } else {
+                        Err(failure(py, PyErr::from_value(answer)))
+                    }
+                })
+                .collect(),
+            Err(e) => vec![Err(failure(py, e)); jobs.len()],
+        }
+    });
+    ran.unwrap_or_else(|| {
+        vec![Err(HandlerError::retry("the Python interpreter is exiting")); jobs.len()]
+    })
 }
 
 fn core_client(client: &Bound<'_, PyAny>) -> PyResult<echomq::Client> {
@@ -60,7 +101,8 @@ impl NativeWorker {
     #[new]
     #[pyo3(signature = (client, queue, handler, *, concurrency=10, lease_ms=30000,
         max_attempts=5, backoff="exponential", backoff_base_ms=1000, backoff_cap_ms=60000,
-        pump_interval_ms=1000, idle_max_ms=50, shutdown_grace_ms=10000))]
+        pump_interval_ms=1000, idle_max_ms=50, shutdown_grace_ms=10000, prefetch=None,
+        handler_batch=1, batched=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         client: &Bound<'_, PyAny>,
@@ -75,6 +117,9 @@ impl NativeWorker {
         pump_interval_ms: u64,
         idle_max_ms: u64,
         shutdown_grace_ms: u64,
+        prefetch: Option<usize>,
+        handler_batch: usize,
+        batched: bool,
     ) -> PyResult<Self> {
         if !handler.bind(client.py()).is_callable() {
             return Err(PyTypeError::new_err("handler must be callable"));
@@ -89,21 +134,14 @@ impl NativeWorker {
             pump_interval_ms,
             idle_max_ms,
             shutdown_grace_ms,
+            prefetch,
+            handler_batch,
         };
-        let worker = echomq::Worker::new_blocking(
+        let worker = echomq::Worker::new_blocking_batch(
             core_client(client)?,
             &queue,
             options,
-            move |job: &echomq::Job| {
-                crate::interp::attach(|py| {
-                    let job = Job::new(py, job);
-                    handler
-                        .call1(py, (job,))
-                        .map(drop)
-                        .map_err(|e| failure(py, e))
-                })
-                .unwrap_or_else(|| Err(HandlerError::retry("the Python interpreter is exiting")))
-            },
+            move |jobs: &[echomq::Job]| call_batch(&handler, batched, jobs),
         )
         .map_err(err)?;
         Ok(NativeWorker { worker })

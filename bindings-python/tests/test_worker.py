@@ -292,3 +292,62 @@ def test_a_sigkilled_worker_process_job_is_recovered(client, raw, queue, keys, r
     assert tokens == [2]
     assert not raw.exists(keys.job(e.id))
     assert raw.zcard(keys.active) == 0
+
+
+def test_handler_batch_sync_runs_each_job_and_fails_only_the_raiser(client, raw, queue, keys):
+    n = 64
+    client.enqueue_many(queue, [str(i) for i in range(n)])
+    threads: List[int] = []
+    seen: List[bytes] = []
+
+    def handler(job: echomq.Job) -> None:
+        threads.append(threading.get_ident())
+        if job.payload == b"7":
+            raise echomq.Unrecoverable("seven fails alone")
+        seen.append(job.payload)
+
+    w = echomq.Worker(client, queue, handler, concurrency=16, handler_batch=8, **FAST)
+    with Running(w) as r:
+        wait_until(lambda: client.counts(queue).completed == n - 1)
+        r.stop()
+    assert sorted(seen) == sorted(str(i).encode() for i in range(n) if i != 7)
+    assert w.stats().dead == 1 and w.stats().completed == n - 1
+    # Batches share a blocking thread: far fewer thread switches than jobs.
+    switches = sum(1 for a, b in zip(threads, threads[1:]) if a != b)
+    assert switches < n // 2, switches
+    assert raw.zcard(keys.active) == 0 and raw.zcard(keys.pending) == 0
+    assert raw.zcard(keys.dead) == 1
+    (dead_id,) = client.browse(queue, "dead")
+    assert client.job(queue, dead_id).last_error == "seven fails alone"  # type: ignore[union-attr]
+
+
+def test_handler_batch_async_runs_a_batch_concurrently(client, queue):
+    n = 8
+    client.enqueue_many(queue, [str(i) for i in range(n)])
+    running = 0
+    peak = 0
+
+    async def handler(job: echomq.Job) -> None:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.2)
+        running -= 1
+        if job.payload == b"3" and job.token == 1:
+            raise ValueError("three fails once")
+
+    w = echomq.Worker(client, queue, handler, concurrency=4, handler_batch=4, **FAST)
+    with Running(w) as r:
+        wait_until(lambda: client.counts(queue).completed == n)
+        r.stop()
+    assert peak == 4
+    assert w.stats().retried == 1
+
+
+def test_prefetch_and_handler_batch_are_validated(client, queue):
+    with pytest.raises(echomq.InvalidArgumentError):
+        echomq.Worker(client, queue, lambda job: None, handler_batch=0)
+    with pytest.raises(OverflowError):
+        echomq.Worker(client, queue, lambda job: None, prefetch=-1)
+    w = echomq.Worker(client, queue, lambda job: None, prefetch=0)
+    assert w.queue == queue

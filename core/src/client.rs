@@ -468,6 +468,39 @@ impl Client {
             .collect())
     }
 
+    /// Hand held jobs back to pending now, unrun, in one round trip: a
+    /// stopping worker's prefetched jobs and the handlers that outlived its
+    /// grace period. Attempts are kept, so the tokens stay monotonic; a job
+    /// no longer held with that token answers a stale error.
+    ///
+    /// The worker's own verb for now: not yet in the bindings or `docs/API.md`.
+    #[doc(hidden)]
+    pub async fn release_many(&self, queue: &str, jobs: &[(&str, u64)]) -> Result<Vec<Result<()>>> {
+        let keys = QueueKeys::new(queue)?;
+        let ids: Vec<BrandedId> = jobs
+            .iter()
+            .map(|(id, _)| BrandedId::parse(id))
+            .collect::<Result<_>>()?;
+        let calls: Vec<_> = ids
+            .iter()
+            .zip(jobs)
+            .map(|(id, (_, token))| {
+                (
+                    vec![keys.active.clone(), keys.job(id), keys.pending.clone()],
+                    vec![
+                        id.as_str().as_bytes().to_vec(),
+                        token.to_string().into_bytes(),
+                    ],
+                )
+            })
+            .collect();
+        let answers = self
+            .transport
+            .script_many(&scripts::RELEASE, &calls)
+            .await?;
+        Ok(answers.into_iter().map(|a| a.map(drop)).collect())
+    }
+
     // ---- pumps ---------------------------------------------------------
 
     /// Move up to `limit` due scheduled jobs to pending.

@@ -17,6 +17,7 @@ mod options;
 mod transport;
 mod types;
 mod worker_loop;
+mod worker_settle;
 
 pub mod blocking;
 pub mod id;
@@ -32,7 +33,9 @@ pub use fence::BundleMismatch;
 pub use id::BrandedId;
 pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
-pub use worker::{Backoff, HandlerError, Worker, WorkerHandle, WorkerOptions, WorkerStats};
+pub use worker::{
+    Backoff, HandlerError, Verdict, Worker, WorkerHandle, WorkerOptions, WorkerStats,
+};
 
 /// The wire protocol this client speaks; the value of `{emq}:version`.
 pub const PROTOCOL_VERSION: &str = "echomq:2.0.0";

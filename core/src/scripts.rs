@@ -56,9 +56,10 @@ pub static EXTEND: Script = Script::new("extend", include_str!("../lua/extend.lu
 pub static REQUEUE_DEAD: Script =
     Script::new("requeue_dead", include_str!("../lua/requeue_dead.lua"));
 pub static REMOVE: Script = Script::new("remove", include_str!("../lua/remove.lua"));
+pub static RELEASE: Script = Script::new("release", include_str!("../lua/release.lua"));
 
 /// Every script, in name order (the order the bundle hash concatenates them).
-pub fn all() -> [&'static Script; 11] {
+pub fn all() -> [&'static Script; 12] {
     let mut all = [
         &ENQUEUE,
         &SCHEDULE,
@@ -71,6 +72,7 @@ pub fn all() -> [&'static Script; 11] {
         &EXTEND,
         &REQUEUE_DEAD,
         &REMOVE,
+        &RELEASE,
     ];
     all.sort_by_key(|s| s.name);
     all

@@ -59,6 +59,19 @@ pub struct WorkerOptions {
     pub idle_max_ms: u64,
     /// How long in-flight handlers may run after `stop()`. Default 10 000.
     pub shutdown_grace_ms: u64,
+    /// Jobs claimed ahead of free slots, so the next claim's round trip
+    /// overlaps running handlers. `None` (the default) means as many as
+    /// `concurrency`; `Some(0)` claims only for free slots. Prefetched jobs
+    /// are leased and heartbeated like running ones, and handed back at
+    /// once on `stop()`. Lower it when handlers are long and many workers
+    /// share a queue, so one worker does not sit on jobs another could run.
+    pub prefetch: Option<usize>,
+    /// Jobs handed to a batch handler (Python, Node, C) in one call, to
+    /// amortise the crossing into the language. Default 1. A batch's jobs
+    /// run one after another (blocking handlers) or together (async
+    /// handlers), and their slots free when the whole batch is done.
+    /// Per-job Rust handlers ignore it.
+    pub handler_batch: usize,
 }
 
 impl Default for WorkerOptions {
@@ -73,6 +86,8 @@ impl Default for WorkerOptions {
             pump_interval_ms: 1_000,
             idle_max_ms: 50,
             shutdown_grace_ms: 10_000,
+            prefetch: None,
+            handler_batch: 1,
         }
     }
 }
@@ -85,6 +100,7 @@ impl WorkerOptions {
             ("max_attempts", self.max_attempts),
             ("pump_interval_ms", self.pump_interval_ms),
             ("idle_max_ms", self.idle_max_ms),
+            ("handler_batch", self.handler_batch as u64),
         ];
         for (name, value) in positive {
             if value == 0 {
@@ -99,6 +115,11 @@ impl WorkerOptions {
             ));
         }
         Ok(())
+    }
+
+    /// Jobs claimed ahead of free slots (`prefetch`, defaulting to `concurrency`).
+    pub fn prefetch_jobs(&self) -> usize {
+        self.prefetch.unwrap_or(self.concurrency)
     }
 
     /// The delay before attempt `attempt + 1`, after `attempt` failed.
@@ -165,8 +186,20 @@ pub struct WorkerStats {
     pub in_flight: u64,
 }
 
-type HandlerFuture = Pin<Box<dyn Future<Output = std::result::Result<(), HandlerError>> + Send>>;
-type Handler = Arc<dyn Fn(Job) -> HandlerFuture + Send + Sync>;
+/// What a handler answers for one job.
+pub type Verdict = std::result::Result<(), HandlerError>;
+
+type HandlerFuture = Pin<Box<dyn Future<Output = Verdict> + Send>>;
+type BatchFuture = Pin<Box<dyn Future<Output = Vec<Verdict>> + Send>>;
+
+/// How the loop hands jobs over: one call per job (its slot frees when it
+/// ends), or one call per batch of up to `handler_batch` jobs answering a
+/// verdict per job in order (one crossing into Python/Node/C per batch).
+#[derive(Clone)]
+pub(crate) enum Dispatch {
+    PerJob(Arc<dyn Fn(Job) -> HandlerFuture + Send + Sync>),
+    Batch(Arc<dyn Fn(Vec<Job>) -> BatchFuture + Send + Sync>),
+}
 
 #[derive(Default)]
 pub(crate) struct Counters {
@@ -182,7 +215,7 @@ pub(crate) struct Shared {
     pub(crate) client: Client,
     pub(crate) queue: String,
     pub(crate) options: WorkerOptions,
-    pub(crate) handler: Handler,
+    pub(crate) dispatch: Dispatch,
     pub(crate) counters: Counters,
     pub(crate) stopping: AtomicBool,
     pub(crate) stop_signal: tokio::sync::Notify,
@@ -204,7 +237,7 @@ impl std::fmt::Debug for Worker {
 }
 
 impl Worker {
-    /// A worker whose handler is an async closure.
+    /// A worker whose handler is an async closure, called once per job.
     pub fn new<F, Fut>(
         client: Client,
         queue: &str,
@@ -213,14 +246,36 @@ impl Worker {
     ) -> Result<Worker>
     where
         F: Fn(Job) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = std::result::Result<(), HandlerError>> + Send + 'static,
+        Fut: Future<Output = Verdict> + Send + 'static,
     {
-        let handler: Handler = Arc::new(move |job| Box::pin(handler(job)) as HandlerFuture);
-        Self::with_handler(client, queue, options, handler)
+        let dispatch =
+            Dispatch::PerJob(Arc::new(move |job| Box::pin(handler(job)) as HandlerFuture));
+        Self::with_dispatch(client, queue, options, dispatch)
     }
 
-    /// A worker whose handler blocks (a C callback, a Python function); each
-    /// call runs on tokio's blocking pool so it never stalls the runtime.
+    /// A worker whose async handler takes up to `options.handler_batch` jobs
+    /// at once and answers one verdict per job, in order (Node's handler:
+    /// one crossing to the JS thread per batch). A missing verdict counts
+    /// as a failure of its job.
+    pub fn new_batch<F, Fut>(
+        client: Client,
+        queue: &str,
+        options: WorkerOptions,
+        handler: F,
+    ) -> Result<Worker>
+    where
+        F: Fn(Vec<Job>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<Verdict>> + Send + 'static,
+    {
+        let dispatch =
+            Dispatch::Batch(Arc::new(move |jobs| Box::pin(handler(jobs)) as BatchFuture));
+        Self::with_dispatch(client, queue, options, dispatch)
+    }
+
+    /// A worker whose handler blocks (a C callback, a Python function). It
+    /// runs on tokio's blocking pool so it never stalls the runtime: one
+    /// blocking call per batch of up to `options.handler_batch` jobs, run one
+    /// after another.
     pub fn new_blocking<F>(
         client: Client,
         queue: &str,
@@ -228,25 +283,43 @@ impl Worker {
         handler: F,
     ) -> Result<Worker>
     where
-        F: Fn(&Job) -> std::result::Result<(), HandlerError> + Send + Sync + 'static,
+        F: Fn(&Job) -> Verdict + Send + Sync + 'static,
+    {
+        Self::new_blocking_batch(client, queue, options, move |jobs: &[Job]| {
+            jobs.iter().map(&handler).collect()
+        })
+    }
+
+    /// Like [`Worker::new_blocking`], but the closure sees the whole batch
+    /// (Python enters the interpreter once per batch) and answers one
+    /// verdict per job, in order.
+    pub fn new_blocking_batch<F>(
+        client: Client,
+        queue: &str,
+        options: WorkerOptions,
+        handler: F,
+    ) -> Result<Worker>
+    where
+        F: Fn(&[Job]) -> Vec<Verdict> + Send + Sync + 'static,
     {
         let handler = Arc::new(handler);
-        Self::new(client, queue, options, move |job: Job| {
+        Self::new_batch(client, queue, options, move |jobs: Vec<Job>| {
             let handler = handler.clone();
             async move {
-                match tokio::task::spawn_blocking(move || handler(&job)).await {
-                    Ok(outcome) => outcome,
-                    Err(e) => Err(HandlerError::retry(panic_message(e))),
+                let n = jobs.len();
+                match tokio::task::spawn_blocking(move || handler(&jobs)).await {
+                    Ok(verdicts) => verdicts,
+                    Err(e) => vec![Err(HandlerError::retry(panic_message(e))); n],
                 }
             }
         })
     }
 
-    fn with_handler(
+    fn with_dispatch(
         client: Client,
         queue: &str,
         options: WorkerOptions,
-        handler: Handler,
+        dispatch: Dispatch,
     ) -> Result<Worker> {
         keys::validate_queue(queue)?;
         options.validate()?;
@@ -255,7 +328,7 @@ impl Worker {
                 client,
                 queue: queue.to_string(),
                 options,
-                handler,
+                dispatch,
                 counters: Counters::default(),
                 stopping: AtomicBool::new(false),
                 stop_signal: tokio::sync::Notify::new(),

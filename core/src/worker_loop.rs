@@ -1,35 +1,56 @@
 //! The body of [`crate::worker::Worker::run`]: the claim loop, the heartbeat,
-//! the pumps, settlement and the graceful drain.
+//! the pumps and the graceful drain. Settlement is in `worker_settle`.
+//!
+//! The loop keeps up to `concurrency` jobs running and up to `prefetch` more
+//! claimed and waiting, with at most one claim on the wire. The claim for the
+//! next jobs therefore overlaps the handlers of the current ones instead of
+//! alternating with them (claim → run → claim), and claims come back in
+//! larger batches.
 
-use std::collections::HashMap;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-use tokio::task::JoinSet;
+use futures_util::FutureExt;
+use tokio::sync::{mpsc, Notify};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::id::BrandedId;
-use crate::types::{Job, RetryOutcome};
-use crate::worker::{panic_message, HandlerError, WorkerShared};
-
-/// Jobs whose handlers are running: id → token. The heartbeat extends them all
-/// in one round trip; settlement removes them.
-type InFlight = Arc<Mutex<HashMap<BrandedId, u64>>>;
-
-/// A job whose handler succeeded, waiting for the settler. `held` is false
-/// when the heartbeat already found its lease lost (and counted it).
-struct Settlement {
-    id: BrandedId,
-    token: u64,
-    held: bool,
-}
-
-/// Jobs one `complete_many` call settles at most.
-const SETTLE_BATCH: usize = 500;
+use crate::types::Job;
+use crate::worker::{Dispatch, HandlerError, Verdict, WorkerShared};
+use crate::worker_settle::{ids, lock, release, settle, settler, Held, Settlement};
 
 const PUMP_LIMIT: u64 = 1_000;
+
+/// Everything a handler task needs to settle what it ran.
+#[derive(Clone)]
+struct Settle {
+    shared: Arc<WorkerShared>,
+    held: Held,
+    settler: mpsc::Sender<Settlement>,
+    /// Jobs whose handlers are running; a task frees its jobs' slots on drop.
+    busy: Arc<AtomicUsize>,
+    /// Wakes the loop when slots free up (a stored permit, so none is missed).
+    freed: Arc<Notify>,
+}
+
+/// Frees a task's slots however the task ends (finished, panicked, aborted).
+struct Slots {
+    n: usize,
+    busy: Arc<AtomicUsize>,
+    freed: Arc<Notify>,
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        self.busy.fetch_sub(self.n, Ordering::AcqRel);
+        self.freed.notify_one();
+    }
+}
 
 pub(crate) async fn run(shared: Arc<WorkerShared>) -> Result<()> {
     if shared.running.swap(true, Ordering::SeqCst) {
@@ -37,81 +58,112 @@ pub(crate) async fn run(shared: Arc<WorkerShared>) -> Result<()> {
     }
     let opts = shared.options.clone();
     log::info!(
-        "echomq worker: started queue={} concurrency={} lease_ms={}",
+        "echomq worker: started queue={} concurrency={} prefetch={} lease_ms={}",
         shared.queue,
         opts.concurrency,
+        opts.prefetch_jobs(),
         opts.lease_ms
     );
-    let in_flight: InFlight = Arc::default();
-    let heartbeat = tokio::spawn(heartbeat(shared.clone(), in_flight.clone()));
+    let held: Held = Arc::default();
+    let heartbeat = tokio::spawn(heartbeat(shared.clone(), held.clone()));
     let pumps = tokio::spawn(pumps(shared.clone()));
     let (settle_tx, settle_rx) = mpsc::channel::<Settlement>(opts.concurrency.max(1) * 2);
     let settler = tokio::spawn(settler(shared.clone(), settle_rx));
-    let mut tasks: JoinSet<()> = JoinSet::new();
+    let ctx = Settle {
+        shared: shared.clone(),
+        held: held.clone(),
+        settler: settle_tx,
+        busy: Arc::default(),
+        freed: Arc::default(),
+    };
+    let capacity = opts.concurrency + opts.prefetch_jobs();
     let idle_max = Duration::from_millis(opts.idle_max_ms);
     let mut idle = Duration::from_millis(1);
+    let mut buffer: VecDeque<Job> = VecDeque::new();
+    let mut tasks: JoinSet<()> = JoinSet::new();
+    let mut claiming: Option<JoinHandle<Result<Vec<Job>>>> = None;
+    let mut next_claim = Instant::now();
 
-    while !shared.stopping.load(Ordering::SeqCst) {
+    loop {
         while tasks.try_join_next().is_some() {}
-        let free = opts.concurrency.saturating_sub(tasks.len());
-        if free == 0 {
-            // Back-pressure: claim nothing until a handler finishes.
-            let _ = tokio::time::timeout(idle_max, tasks.join_next()).await;
-            continue;
+        start_handlers(&ctx, &mut tasks, &mut buffer);
+        if shared.stopping.load(Ordering::SeqCst) {
+            break;
         }
-        match shared
-            .client
-            .claim_many(&shared.queue, free as u64, opts.lease_ms)
-            .await
-        {
-            Ok(jobs) if !jobs.is_empty() => {
-                idle = Duration::from_millis(1);
-                shared
-                    .counters
-                    .claimed
-                    .fetch_add(jobs.len() as u64, Ordering::Relaxed);
-                shared
-                    .counters
-                    .in_flight
-                    .fetch_add(jobs.len() as u64, Ordering::Relaxed);
-                for job in jobs {
-                    lock(&in_flight).insert(job.id, job.token);
-                    tasks.spawn(process(
-                        shared.clone(),
-                        in_flight.clone(),
-                        settle_tx.clone(),
-                        job,
-                    ));
+        let busy = ctx.busy.load(Ordering::Acquire);
+        let room = capacity.saturating_sub(busy + buffer.len());
+        // Claim when slots would otherwise sit idle, or once half the window
+        // is free: not for every single slot that frees up, which would
+        // turn a busy worker's claims into many one-job round trips.
+        let starving = buffer.is_empty() && busy < opts.concurrency;
+        let worth_it = room > 0 && (starving || room >= capacity.div_ceil(2));
+        if claiming.is_none() && worth_it && Instant::now() >= next_claim {
+            let (client, queue, lease) =
+                (shared.client.clone(), shared.queue.clone(), opts.lease_ms);
+            claiming = Some(tokio::spawn(async move {
+                client.claim_many(&queue, room as u64, lease).await
+            }));
+        }
+        // Wake for whichever comes first: slots freeing up, the claim
+        // answering, the idle back-off ending, or (at the latest) idle_max,
+        // so a stop() is noticed promptly.
+        let wake = if claiming.is_none() && worth_it {
+            next_claim
+        } else {
+            Instant::now() + idle_max
+        };
+        tokio::select! {
+            _ = ctx.freed.notified() => {}
+            claimed = answer(&mut claiming) => {
+                claiming = None;
+                match claimed {
+                    Ok(jobs) if !jobs.is_empty() => {
+                        idle = Duration::from_millis(1);
+                        next_claim = Instant::now();
+                        take(&shared, &held, &mut buffer, jobs);
+                    }
+                    Ok(_) => {
+                        // Empty (or paused) queue: adaptive back-off, never a hot spin.
+                        next_claim = Instant::now() + idle;
+                        idle = (idle * 2).min(idle_max);
+                    }
+                    Err(e) => {
+                        log::warn!("echomq worker: claim on {} failed: {e}", shared.queue);
+                        next_claim = Instant::now() + idle_max.max(Duration::from_millis(100));
+                    }
                 }
             }
-            Ok(_) => {
-                // Empty (or paused) queue: adaptive back-off, never a hot spin.
-                tokio::time::sleep(idle).await;
-                idle = (idle * 2).min(idle_max);
-            }
-            Err(e) => {
-                log::warn!("echomq worker: claim on {} failed: {e}", shared.queue);
-                tokio::time::sleep(idle_max.max(Duration::from_millis(100))).await;
-            }
+            _ = tokio::time::sleep_until(wake) => {}
         }
     }
 
     log::info!(
-        "echomq worker: stopping queue={} in_flight={}",
+        "echomq worker: stopping queue={} running={} prefetched={}",
         shared.queue,
-        tasks.len()
+        ctx.busy.load(Ordering::Acquire),
+        buffer.len()
     );
     pumps.abort();
+    // A claim already on the wire may still hand us jobs: take them, then
+    // give back every job no handler has started.
+    if let Some(claim) = claiming.take() {
+        if let Ok(Ok(jobs)) = claim.await {
+            take(&shared, &held, &mut buffer, jobs);
+        }
+    }
+    release(&shared, &held, ids(buffer.drain(..))).await;
     let grace = Duration::from_millis(opts.shutdown_grace_ms);
     let drained =
         tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
     if drained.is_err() {
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
-        release_unfinished(&shared, &in_flight).await;
+        let unfinished: Vec<(BrandedId, u64)> =
+            lock(&held).iter().map(|(id, t)| (*id, *t)).collect();
+        release(&shared, &held, unfinished).await;
     }
     heartbeat.abort();
-    drop(settle_tx);
+    drop(ctx);
     let _ = settler.await;
     shared.running.store(false, Ordering::SeqCst);
     log::info!(
@@ -122,142 +174,143 @@ pub(crate) async fn run(shared: Arc<WorkerShared>) -> Result<()> {
     Ok(())
 }
 
-fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashMap<BrandedId, u64>> {
-    in_flight.lock().unwrap_or_else(|p| p.into_inner())
+/// The outcome of the claim on the wire; never ready when there is none.
+async fn answer(claiming: &mut Option<JoinHandle<Result<Vec<Job>>>>) -> Result<Vec<Job>> {
+    match claiming {
+        Some(handle) => match handle.await {
+            Ok(claimed) => claimed,
+            Err(e) => Err(Error::new(
+                crate::error::ErrorKind::Closed,
+                format!("claim task ended: {e}"),
+            )),
+        },
+        None => std::future::pending().await,
+    }
 }
 
-/// Run one handler (catching panics) and settle its job.
-async fn process(
-    shared: Arc<WorkerShared>,
-    in_flight: InFlight,
-    settle: mpsc::Sender<Settlement>,
-    job: Job,
-) {
-    let (id, token) = (job.id, job.token);
-    // A handler may panic while building its future or while running it;
-    // both are failures of this job, never of the worker.
-    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (shared.handler)(job)));
-    let outcome = match started {
-        Ok(future) => match tokio::spawn(future).await {
-            Ok(outcome) => outcome,
-            Err(e) => Err(HandlerError::retry(panic_message(e))),
-        },
-        Err(_) => Err(HandlerError::retry("handler panicked")),
-    };
-    // Stop heartbeating it before settling (the lease has at least two thirds
-    // left), so a heartbeat racing the settlement cannot mistake a completed
-    // job for a lost lease. `held` is false when the heartbeat already found
-    // the lease lost (and counted it).
-    let held = lock(&in_flight).remove(&id).is_some();
-    let failure = match outcome {
-        // Hand it to the settler and free the slot at once: the next claim
-        // then shares a round trip with this settlement instead of waiting
-        // for it. The bounded channel still applies back-pressure.
-        Ok(()) => {
-            if let Err(mpsc::error::SendError(lost)) =
-                settle.send(Settlement { id, token, held }).await
-            {
-                let closed = Error::new(ErrorKind::Closed, "settler stopped");
-                record(&shared, lost.id, lost.token, lost.held, Err(closed));
-            }
+/// Record freshly claimed jobs as held (so the heartbeat extends them) and
+/// queue them for free slots.
+fn take(shared: &WorkerShared, held: &Held, buffer: &mut VecDeque<Job>, jobs: Vec<Job>) {
+    let n = jobs.len() as u64;
+    shared.counters.claimed.fetch_add(n, Ordering::Relaxed);
+    shared.counters.in_flight.fetch_add(n, Ordering::Relaxed);
+    let mut map = lock(held);
+    for job in &jobs {
+        map.insert(job.id, job.token);
+    }
+    drop(map);
+    buffer.extend(jobs);
+}
+
+/// Start handlers on free slots: one task per job for per-job handlers, one
+/// per batch of up to `handler_batch` jobs for batch handlers.
+fn start_handlers(ctx: &Settle, tasks: &mut JoinSet<()>, buffer: &mut VecDeque<Job>) {
+    let opts = &ctx.shared.options;
+    loop {
+        let free = opts
+            .concurrency
+            .saturating_sub(ctx.busy.load(Ordering::Acquire));
+        if free == 0 || buffer.is_empty() {
             return;
         }
-        Err(failure) => failure,
+        let n = match &ctx.shared.dispatch {
+            Dispatch::PerJob(_) => 1,
+            Dispatch::Batch(_) => free.min(opts.handler_batch).min(buffer.len()),
+        };
+        let jobs: Vec<Job> = buffer.drain(..n).collect();
+        ctx.busy.fetch_add(n, Ordering::AcqRel);
+        let slots = Slots {
+            n,
+            busy: ctx.busy.clone(),
+            freed: ctx.freed.clone(),
+        };
+        tasks.spawn(run_handler(ctx.clone(), jobs, slots));
+    }
+}
+
+/// Run the handler over `jobs` (catching panics: a panic fails its jobs,
+/// never the worker) and settle each job from its verdict.
+async fn run_handler(ctx: Settle, jobs: Vec<Job>, slots: Slots) {
+    let keys: Vec<(BrandedId, u64)> = jobs.iter().map(|j| (j.id, j.token)).collect();
+    let verdicts: Vec<Verdict> = match &ctx.shared.dispatch {
+        Dispatch::PerJob(handler) => {
+            let job = jobs.into_iter().next().expect("one job per task");
+            vec![guarded(|| handler(job)).await.and_then(|verdict| verdict)]
+        }
+        Dispatch::Batch(handler) => {
+            let n = jobs.len();
+            match guarded(|| handler(jobs)).await {
+                Ok(mut verdicts) => {
+                    if verdicts.len() != n {
+                        let missing = HandlerError::retry(format!(
+                            "the batch handler answered {} verdicts for {n} jobs",
+                            verdicts.len()
+                        ));
+                        verdicts.resize(n, Err(missing));
+                    }
+                    verdicts
+                }
+                Err(panicked) => vec![Err(panicked); n],
+            }
+        }
     };
-    let opts = &shared.options;
-    let max = if failure.fatal {
-        token
-    } else {
-        opts.max_attempts
-    };
-    let retried = shared
-        .client
-        .retry(
-            &shared.queue,
-            id.as_str(),
-            token,
-            opts.backoff_ms(token),
-            max,
-            &failure.message,
-        )
-        .await
-        .map(|verdict| {
-            let counter = match verdict {
-                RetryOutcome::Dead => &shared.counters.dead,
-                RetryOutcome::Scheduled => &shared.counters.retried,
-            };
-            counter.fetch_add(1, Ordering::Relaxed);
+    // Free the slots before settling: the next claim shares a round trip with
+    // this settlement instead of waiting for it.
+    drop(slots);
+    let settles = keys
+        .into_iter()
+        .zip(verdicts)
+        .map(|((id, token), verdict)| {
+            settle(&ctx.shared, &ctx.held, &ctx.settler, id, token, verdict)
         });
-    record(&shared, id, token, held, retried.map(|()| false));
+    futures_util::future::join_all(settles).await;
 }
 
-/// Account for a settled job: `Ok(true)` completed, `Ok(false)` retried or
-/// dead-lettered (already counted), or the settlement's error.
-fn record(shared: &WorkerShared, id: BrandedId, token: u64, held: bool, settled: Result<bool>) {
-    match settled {
-        Ok(true) => {
-            shared.counters.completed.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(false) => {}
-        Err(e) => match e.kind() {
-            ErrorKind::Stale | ErrorKind::Gone | ErrorKind::LeaseLost => {
-                if held {
-                    shared.counters.lease_lost.fetch_add(1, Ordering::Relaxed);
-                }
-                log::warn!("echomq worker: lease lost on {id} (token {token}): {e}");
-            }
-            // The job stays active; its lease lapses and the reaper hands it out
-            // again (at-least-once), so nothing is lost.
-            _ => log::error!("echomq worker: could not settle {id}: {e}"),
-        },
-    }
-    shared.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+/// Build and await a handler's future; a panic in either is an `Err`.
+async fn guarded<T, Fut>(make: impl FnOnce() -> Fut) -> std::result::Result<T, HandlerError>
+where
+    Fut: Future<Output = T>,
+{
+    let future = std::panic::catch_unwind(std::panic::AssertUnwindSafe(make))
+        .map_err(|p| HandlerError::retry(panic_text(&*p)))?;
+    std::panic::AssertUnwindSafe(future)
+        .catch_unwind()
+        .await
+        .map_err(|p| HandlerError::retry(panic_text(&*p)))
 }
-/// Completes finished jobs in batches: whatever has queued up while the last
-/// call was on the wire goes out in the next `complete_many` (one script call,
-/// every token still checked), so settlement costs one round trip per batch.
-async fn settler(shared: Arc<WorkerShared>, mut rx: mpsc::Receiver<Settlement>) {
-    let mut batch: Vec<Settlement> = Vec::with_capacity(SETTLE_BATCH);
-    while rx.recv_many(&mut batch, SETTLE_BATCH).await > 0 {
-        let jobs: Vec<(String, u64)> = batch.iter().map(|s| (s.id.to_string(), s.token)).collect();
-        let refs: Vec<(&str, u64)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
-        match shared.client.complete_many(&shared.queue, &refs).await {
-            Ok(verdicts) => {
-                for (s, verdict) in batch.drain(..).zip(verdicts) {
-                    record(&shared, s.id, s.token, s.held, verdict.map(|()| true));
-                }
-            }
-            Err(e) => {
-                for s in batch.drain(..) {
-                    record(&shared, s.id, s.token, s.held, Err(e.clone()));
-                }
-            }
-        }
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        format!("handler panicked: {s}")
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        format!("handler panicked: {s}")
+    } else {
+        "handler panicked".to_string()
     }
 }
 
-/// Every `lease / 3`, extend every running job's lease in one round trip.
-async fn heartbeat(shared: Arc<WorkerShared>, in_flight: InFlight) {
+/// Every `lease / 3`, extend every held job's lease in one round trip.
+async fn heartbeat(shared: Arc<WorkerShared>, held: Held) {
     let lease = shared.options.lease_ms;
     let mut tick = tokio::time::interval(Duration::from_millis((lease / 3).max(1)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let held: Vec<(String, u64)> = lock(&in_flight)
+        let jobs: Vec<(String, u64)> = lock(&held)
             .iter()
             .map(|(id, t)| (id.to_string(), *t))
             .collect();
-        if held.is_empty() {
+        if jobs.is_empty() {
             continue;
         }
-        let refs: Vec<(&str, u64)> = held.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+        let refs: Vec<(&str, u64)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
         match shared.client.extend_many(&shared.queue, &refs, lease).await {
             Ok(verdicts) => {
-                for ((id, token), verdict) in held.iter().zip(verdicts) {
+                for ((id, token), verdict) in jobs.iter().zip(verdicts) {
                     if let Err(e) = verdict {
                         log::warn!("echomq worker: lease lost on {id} (token {token}): {e}");
                         if let Ok(id) = BrandedId::parse(id) {
-                            if lock(&in_flight).remove(&id).is_some() {
+                            if lock(&held).remove(&id).is_some() {
                                 shared.counters.lease_lost.fetch_add(1, Ordering::Relaxed);
                             }
                         }
@@ -299,28 +352,4 @@ async fn pumps(shared: Arc<WorkerShared>) {
 enum Pump {
     Promote,
     Reap,
-}
-
-/// Handlers still running after the grace period: hand their jobs back to the
-/// queue now (delay 0, never dead-lettered for this), rather than leaving them
-/// in active until their leases lapse.
-async fn release_unfinished(shared: &WorkerShared, in_flight: &InFlight) {
-    let left: Vec<(BrandedId, u64)> = lock(in_flight).drain().collect();
-    for (id, token) in left {
-        let released = shared
-            .client
-            .retry(
-                &shared.queue,
-                id.as_str(),
-                token,
-                0,
-                u64::MAX,
-                "worker stopped before the handler finished",
-            )
-            .await;
-        if let Err(e) = released {
-            log::warn!("echomq worker: could not release {id}: {e}");
-        }
-        shared.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
-    }
 }

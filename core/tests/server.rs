@@ -660,3 +660,30 @@ async fn unix_socket_urls_connect_and_fence() {
     child.wait().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn release_hands_held_jobs_back_to_pending_with_attempts_kept() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    client.enqueue_many(Q, &["a", "b"]).await.unwrap();
+    let jobs = client.claim_many(Q, 2, 30_000).await.unwrap();
+    let (a, b) = (&jobs[0], &jobs[1]);
+    let verdicts = client
+        .release_many(Q, &[(a.id.as_str(), 1), (b.id.as_str(), 7)])
+        .await
+        .unwrap();
+    assert!(verdicts[0].is_ok());
+    assert_eq!(verdicts[1].as_ref().unwrap_err().kind(), ErrorKind::Stale);
+    let mut raw = server.raw();
+    assert_eq!(members(&mut raw, "pending"), vec![a.id.to_string()]);
+    assert_eq!(members(&mut raw, "active"), vec![b.id.to_string()]);
+    let released = row(&mut raw, a.id.as_str());
+    assert_eq!(released["state"], b"pending");
+    assert_eq!(released["attempts"], b"1");
+    assert!(!released.contains_key("last_error"));
+    // Not held any more: a second release is stale and changes nothing.
+    let again = client.release_many(Q, &[(a.id.as_str(), 1)]).await.unwrap();
+    assert_eq!(again[0].as_ref().unwrap_err().kind(), ErrorKind::Stale);
+    assert_eq!(members(&mut raw, "pending"), vec![a.id.to_string()]);
+    assert_eq!(client.claim(Q, 1000).await.unwrap().unwrap().token, 2);
+}

@@ -248,9 +248,68 @@ async fn graceful_stop_settles_in_flight_jobs_and_leaves_nothing_active() {
     running.await.unwrap().unwrap();
     let stats = worker.stats();
     assert_eq!(stats.in_flight, 0);
-    assert_eq!(stats.completed, stats.claimed);
+    // Running handlers finished and completed; prefetched jobs (claimed, never
+    // started) went straight back to pending, unrun.
+    assert!(stats.completed >= 5, "{stats:?}");
+    let released = stats.claimed - stats.completed;
+    assert!(
+        released <= 5,
+        "at most `prefetch` (= concurrency) waiting: {stats:?}"
+    );
     let mut raw = server.raw();
     assert_eq!(set_len(&mut raw, "active"), 0);
+    assert_eq!(set_len(&mut raw, "schedule"), 0);
+    assert_eq!(set_len(&mut raw, "pending"), 40 - stats.completed);
+    // A released job was claimed once (attempts kept, so the next token is 2)
+    // and carries no error.
+    let pending = client
+        .browse(Q, echomq::BrowseSet::Pending, false, 40, None)
+        .await
+        .unwrap();
+    let attempts: Vec<u64> = {
+        let mut out = Vec::new();
+        for id in &pending {
+            let info = client.job(Q, id.as_str()).await.unwrap().unwrap();
+            assert_eq!(info.last_error, None);
+            out.push(info.attempts);
+        }
+        out
+    };
+    assert_eq!(
+        attempts.iter().filter(|&&a| a == 1).count() as u64,
+        released
+    );
+    assert_eq!(
+        attempts.iter().filter(|&&a| a == 0).count() as u64,
+        40 - stats.claimed
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_prefetch_a_stop_leaves_only_unclaimed_jobs_pending() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let payloads: Vec<String> = (0..40).map(|i| i.to_string()).collect();
+    client.enqueue_many(Q, &payloads).await.unwrap();
+    let options = WorkerOptions {
+        concurrency: 5,
+        prefetch: Some(0),
+        ..fast()
+    };
+    let worker = Worker::new(client.clone(), Q, options, |_job| async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        Ok(())
+    })
+    .unwrap();
+    let running = start(&worker);
+    until(|| worker.stats().claimed >= 5).await;
+    worker.stop();
+    running.await.unwrap().unwrap();
+    let stats = worker.stats();
+    assert_eq!(stats.completed, stats.claimed, "{stats:?}");
+    let mut raw = server.raw();
+    assert_eq!(set_len(&mut raw, "active"), 0);
+    assert_eq!(set_len(&mut raw, "schedule"), 0);
     assert_eq!(set_len(&mut raw, "pending"), 40 - stats.completed);
 }
 
@@ -274,9 +333,13 @@ async fn handlers_past_the_grace_period_are_released_to_pending() {
     running.await.unwrap().unwrap();
     let mut raw = server.raw();
     assert_eq!(set_len(&mut raw, "active"), 0);
+    assert_eq!(set_len(&mut raw, "pending"), 1);
     let info = client.job(Q, e.id.as_str()).await.unwrap().unwrap();
-    assert_eq!(info.state, echomq::JobState::Scheduled);
-    assert_eq!(client.promote(Q, 10).await.unwrap(), 1);
+    assert_eq!(info.state, echomq::JobState::Pending);
+    assert_eq!(info.attempts, 1);
+    // Attempts kept: the next claim mints token 2, so the abandoned holder's
+    // token 1 is stale from then on.
+    assert_eq!(client.claim(Q, 1000).await.unwrap().unwrap().token, 2);
 }
 
 #[test]
@@ -413,4 +476,68 @@ async fn a_sigkilled_worker_process_loses_nothing() {
     );
     assert!(client.job("kill", e.id.as_str()).await.unwrap().is_none());
     assert_eq!(raw.zcard::<_, u64>("emq:{kill}:active").unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn batch_handlers_get_bounded_batches_and_answer_per_job() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let payloads: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+    client.enqueue_many(Q, &payloads).await.unwrap();
+    let options = WorkerOptions {
+        concurrency: 16,
+        handler_batch: 8,
+        max_attempts: 1,
+        ..fast()
+    };
+    let sizes: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let seen = sizes.clone();
+    let worker = Worker::new_blocking_batch(client.clone(), Q, options, move |jobs| {
+        seen.lock().unwrap().push(jobs.len());
+        let mut verdicts: Vec<echomq::Verdict> = jobs
+            .iter()
+            .map(|job| match job.payload.as_slice() {
+                b"7" => Err(HandlerError::retry("seven fails alone")),
+                _ => Ok(()),
+            })
+            .collect();
+        // The batch holding "42" answers one verdict short: its last job,
+        // left without a verdict, fails.
+        if jobs.iter().any(|j| j.payload == b"42") {
+            verdicts.pop();
+        }
+        verdicts
+    })
+    .unwrap();
+    let running = start(&worker);
+    until(|| worker.stats().completed + worker.stats().dead == 100).await;
+    worker.stop();
+    running.await.unwrap().unwrap();
+
+    let sizes = sizes.lock().unwrap().clone();
+    assert!(sizes.iter().all(|&n| (1..=8).contains(&n)), "{sizes:?}");
+    assert!(sizes.iter().any(|&n| n > 1), "jobs were batched: {sizes:?}");
+    assert_eq!(
+        sizes.iter().sum::<usize>(),
+        100,
+        "each job handed over once"
+    );
+    let stats = worker.stats();
+    assert_eq!((stats.completed, stats.dead), (98, 2), "{stats:?}");
+    let mut raw = server.raw();
+    assert_eq!(set_len(&mut raw, "dead"), 2);
+    assert_eq!(set_len(&mut raw, "active"), 0);
+    assert_eq!(set_len(&mut raw, "pending"), 0);
+    let dead = client
+        .browse(Q, echomq::BrowseSet::Dead, false, 10, None)
+        .await
+        .unwrap();
+    let mut errors: Vec<String> = Vec::new();
+    for id in dead {
+        let info = client.job(Q, id.as_str()).await.unwrap().unwrap();
+        errors.push(info.last_error.unwrap_or_default());
+    }
+    errors.sort();
+    assert_eq!(errors[0], "seven fails alone");
+    assert!(errors[1].contains("answered"), "{errors:?}");
 }

@@ -79,7 +79,18 @@ pub struct emq_worker_options {
     pub idle_max_ms: u64,
     /// How long in-flight handlers may run after a stop. Default 10000.
     pub shutdown_grace_ms: u64,
+    /// Jobs claimed ahead of free slots, so the next claim overlaps running
+    /// callbacks; `EMQ_PREFETCH_CONCURRENCY` (-1, the default) means as many
+    /// as `concurrency`, 0 claims only for free slots.
+    pub prefetch: i64,
+    /// Jobs handed to one blocking call, whose callbacks then run one after
+    /// another (fewer thread hand-offs; slots free when the batch is done).
+    /// Default 1.
+    pub handler_batch: u32,
 }
+
+/// `emq_worker_options.prefetch`: as many as `concurrency`.
+pub const EMQ_PREFETCH_CONCURRENCY: i64 = -1;
 
 /// The worker's counters.
 #[repr(C)]
@@ -112,6 +123,10 @@ pub extern "C" fn emq_worker_options_default() -> emq_worker_options {
         pump_interval_ms: d.pump_interval_ms,
         idle_max_ms: d.idle_max_ms,
         shutdown_grace_ms: d.shutdown_grace_ms,
+        prefetch: d.prefetch.map_or(EMQ_PREFETCH_CONCURRENCY, |p| {
+            i64::try_from(p).unwrap_or(i64::MAX)
+        }),
+        handler_batch: u32::try_from(d.handler_batch).unwrap_or(u32::MAX),
     }
 }
 
@@ -136,6 +151,16 @@ impl emq_worker_options {
             pump_interval_ms: self.pump_interval_ms,
             idle_max_ms: self.idle_max_ms,
             shutdown_grace_ms: self.shutdown_grace_ms,
+            prefetch: match self.prefetch {
+                EMQ_PREFETCH_CONCURRENCY => None,
+                p if p >= 0 => Some(usize::try_from(p).unwrap_or(usize::MAX)),
+                other => {
+                    return Err(Fail::invalid_argument(format!(
+                        "prefetch {other}: expected >= 0 or EMQ_PREFETCH_CONCURRENCY"
+                    )))
+                }
+            },
+            handler_batch: self.handler_batch as usize,
         })
     }
 }

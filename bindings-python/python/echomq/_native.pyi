@@ -270,7 +270,7 @@ class NativeWorker:
         self,
         client: Union[Client, NativeAsyncClient],
         queue: str,
-        handler: Callable[[Job], object],
+        handler: Callable[..., object],
         *,
         concurrency: int = 10,
         lease_ms: int = 30000,
@@ -281,6 +281,9 @@ class NativeWorker:
         pump_interval_ms: int = 1000,
         idle_max_ms: int = 50,
         shutdown_grace_ms: int = 10000,
+        prefetch: Optional[int] = None,
+        handler_batch: int = 1,
+        batched: bool = False,
     ) -> None: ...
     @property
     def queue(self) -> str: ...

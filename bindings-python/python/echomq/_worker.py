@@ -13,7 +13,7 @@ import inspect
 import signal
 import threading
 from types import FrameType
-from typing import Awaitable, Callable, Literal, Optional, Union
+from typing import Awaitable, Callable, List, Literal, Optional, Sequence, Union
 
 from . import _native
 from ._aio import AsyncClient
@@ -54,6 +54,8 @@ class Worker:
         pump_interval_ms: int = 1000,
         idle_max_ms: int = 50,
         shutdown_grace_ms: int = 10000,
+        prefetch: Optional[int] = None,
+        handler_batch: int = 1,
         handle_signals: bool = True,
     ) -> None:
         if not callable(handler):
@@ -66,7 +68,7 @@ class Worker:
         self._native = _native.NativeWorker(
             native_client,
             queue,
-            self._call_async if self._async else handler,
+            self._call_async_batch if self._async else handler,
             concurrency=concurrency,
             lease_ms=lease_ms,
             max_attempts=max_attempts,
@@ -76,6 +78,9 @@ class Worker:
             pump_interval_ms=pump_interval_ms,
             idle_max_ms=idle_max_ms,
             shutdown_grace_ms=shutdown_grace_ms,
+            prefetch=prefetch,
+            handler_batch=handler_batch,
+            batched=self._async,
         )
 
     def __repr__(self) -> str:
@@ -85,15 +90,16 @@ class Worker:
     def queue(self) -> str:
         return self._native.queue
 
-    def _call_async(self, job: Job) -> object:
-        # On a core blocking thread: submit to the loop and wait (the wait
-        # releases the GIL), re-raising the coroutine's exception.
+    def _call_async_batch(self, jobs: List[Job]) -> List[Optional[BaseException]]:
+        # On a core blocking thread: run the batch's coroutines together on
+        # the loop and wait (the wait releases the GIL); answer None or the
+        # exception for each job, in order.
         loop = self._loop
         if loop is None or loop.is_closed():
             raise EchoMQError("the async handler's event loop is not running")
-        coro = self._handler(job)
-        assert inspect.isawaitable(coro)
-        return asyncio.run_coroutine_threadsafe(_await(coro), loop).result()
+        coros = [self._handler(job) for job in jobs]
+        future = asyncio.run_coroutine_threadsafe(_gather(coros), loop)
+        return future.result()
 
     def run(self) -> None:
         """Run until ``stop()`` (or SIGTERM), then drain gracefully. Ctrl-C
@@ -159,5 +165,13 @@ class Worker:
         return restore
 
 
-async def _await(awaitable: Awaitable[object]) -> object:
-    return await awaitable
+async def _gather(coros: Sequence[object]) -> List[Optional[BaseException]]:
+    async def one(coro: object) -> Optional[BaseException]:
+        try:
+            assert inspect.isawaitable(coro)
+            await coro
+            return None
+        except BaseException as e:  # the job's failure, reported per job
+            return e
+
+    return list(await asyncio.gather(*(one(c) for c in coros)))

@@ -1,0 +1,168 @@
+//! Settling what handlers answered: successes go to a batching settler (one
+//! `complete_many` per batch, every token checked), failures are retried or
+//! dead-lettered, and jobs a stopping worker still holds are handed back.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::mpsc;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::id::BrandedId;
+use crate::types::{Job, RetryOutcome};
+use crate::worker::{Verdict, WorkerShared};
+
+/// Jobs this worker holds (running or prefetched): id → token. The heartbeat
+/// extends them all in one round trip; settlement removes them.
+pub(crate) type Held = Arc<Mutex<HashMap<BrandedId, u64>>>;
+
+pub(crate) fn lock(held: &Held) -> MutexGuard<'_, HashMap<BrandedId, u64>> {
+    held.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A job whose handler succeeded, waiting for the settler. `held` is false
+/// when the heartbeat already found its lease lost (and counted it).
+pub(crate) struct Settlement {
+    id: BrandedId,
+    token: u64,
+    held: bool,
+}
+
+/// Jobs one `complete_many` call settles at most.
+const SETTLE_BATCH: usize = 500;
+
+/// Settle one job from its handler's verdict.
+pub(crate) async fn settle(
+    shared: &WorkerShared,
+    held_jobs: &Held,
+    settler: &mpsc::Sender<Settlement>,
+    id: BrandedId,
+    token: u64,
+    verdict: Verdict,
+) {
+    // Stop heartbeating it before settling (the lease has at least two thirds
+    // left), so a heartbeat racing the settlement cannot mistake a completed
+    // job for a lost lease.
+    let held = lock(held_jobs).remove(&id).is_some();
+    let failure = match verdict {
+        // The settler batches it with others; the slot is already free, so
+        // the next claim shares a round trip with this settlement instead of
+        // waiting for it. The bounded channel still applies back-pressure.
+        Ok(()) => {
+            if let Err(mpsc::error::SendError(lost)) =
+                settler.send(Settlement { id, token, held }).await
+            {
+                let closed = Error::new(ErrorKind::Closed, "settler stopped");
+                record(shared, lost.id, lost.token, lost.held, Err(closed));
+            }
+            return;
+        }
+        Err(failure) => failure,
+    };
+    let opts = &shared.options;
+    let max = if failure.fatal {
+        token
+    } else {
+        opts.max_attempts
+    };
+    let retried = shared
+        .client
+        .retry(
+            &shared.queue,
+            id.as_str(),
+            token,
+            opts.backoff_ms(token),
+            max,
+            &failure.message,
+        )
+        .await
+        .map(|verdict| {
+            let counter = match verdict {
+                RetryOutcome::Dead => &shared.counters.dead,
+                RetryOutcome::Scheduled => &shared.counters.retried,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+    record(shared, id, token, held, retried.map(|()| false));
+}
+
+/// Account for a settled job: `Ok(true)` completed, `Ok(false)` retried or
+/// dead-lettered (already counted), or the settlement's error.
+fn record(shared: &WorkerShared, id: BrandedId, token: u64, held: bool, settled: Result<bool>) {
+    match settled {
+        Ok(true) => {
+            shared.counters.completed.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(false) => {}
+        Err(e) => match e.kind() {
+            ErrorKind::Stale | ErrorKind::Gone | ErrorKind::LeaseLost => {
+                if held {
+                    shared.counters.lease_lost.fetch_add(1, Ordering::Relaxed);
+                }
+                log::warn!("echomq worker: lease lost on {id} (token {token}): {e}");
+            }
+            // The job stays active; its lease lapses and the reaper hands it out
+            // again (at-least-once), so nothing is lost.
+            _ => log::error!("echomq worker: could not settle {id}: {e}"),
+        },
+    }
+    shared.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// Completes finished jobs in batches: whatever has queued up while the last
+/// call was on the wire goes out in the next `complete_many` (one script call,
+/// every token still checked), so settlement costs one round trip per batch.
+pub(crate) async fn settler(shared: Arc<WorkerShared>, mut rx: mpsc::Receiver<Settlement>) {
+    let mut batch: Vec<Settlement> = Vec::with_capacity(SETTLE_BATCH);
+    while rx.recv_many(&mut batch, SETTLE_BATCH).await > 0 {
+        let jobs: Vec<(String, u64)> = batch.iter().map(|s| (s.id.to_string(), s.token)).collect();
+        let refs: Vec<(&str, u64)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+        match shared.client.complete_many(&shared.queue, &refs).await {
+            Ok(verdicts) => {
+                for (s, verdict) in batch.drain(..).zip(verdicts) {
+                    record(&shared, s.id, s.token, s.held, verdict.map(|()| true));
+                }
+            }
+            Err(e) => {
+                for s in batch.drain(..) {
+                    record(&shared, s.id, s.token, s.held, Err(e.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// Hand jobs this worker holds back to pending now, unrun, in one round trip
+/// (the `release` script; attempts kept) rather than leaving them active
+/// until their leases lapse: prefetched jobs at `stop()`, and handlers still
+/// running after the grace period. A job whose lease was already lost is
+/// not ours to release.
+pub(crate) async fn release(shared: &WorkerShared, held_jobs: &Held, jobs: Vec<(BrandedId, u64)>) {
+    let n = jobs.len() as u64;
+    let ours: Vec<(String, u64)> = {
+        let mut map = lock(held_jobs);
+        jobs.into_iter()
+            .filter(|(id, _)| map.remove(id).is_some())
+            .map(|(id, token)| (id.to_string(), token))
+            .collect()
+    };
+    let refs: Vec<(&str, u64)> = ours.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+    match shared.client.release_many(&shared.queue, &refs).await {
+        Ok(verdicts) => {
+            for ((id, _), verdict) in ours.iter().zip(verdicts) {
+                if let Err(e) = verdict {
+                    log::warn!("echomq worker: could not release {id}: {e}");
+                }
+            }
+        }
+        // They stay active; their leases lapse and the reaper hands them out.
+        Err(e) => log::warn!("echomq worker: could not release {} jobs: {e}", ours.len()),
+    }
+    shared.counters.in_flight.fetch_sub(n, Ordering::Relaxed);
+}
+
+/// The (id, token) of each job, for [`release`].
+pub(crate) fn ids(jobs: impl IntoIterator<Item = Job>) -> Vec<(BrandedId, u64)> {
+    jobs.into_iter().map(|j| (j.id, j.token)).collect()
+}
