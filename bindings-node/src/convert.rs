@@ -1,10 +1,8 @@
 //! Argument and result conversions shared by the client, helpers and worker.
 
-use std::future::Future;
-
 use napi::bindgen_prelude::*;
 
-use crate::error::{invalid_argument, to_js};
+use crate::error::invalid_argument;
 
 /// Payload bytes from a `Buffer` / `Uint8Array` or a `string` (UTF-8). Copied:
 /// the core future runs on another thread.
@@ -41,23 +39,4 @@ pub(crate) fn num(value: u64) -> f64 {
     value as f64
 }
 
-/// Run `fut` on the core's runtime and settle the returned Promise from there:
-/// `convert` builds the JS value on the JS thread; a core error rejects with
-/// the coded error object.
-pub(crate) fn promise<'env, T, D, F, C>(env: &'env Env, fut: F, convert: C) -> Result<Object<'env>>
-where
-    T: Send + 'static,
-    F: Future<Output = echomq::Result<T>> + Send + 'static,
-    C: FnOnce(&Env, T) -> Result<D> + Send + 'static,
-    D: ToNapiValue + 'static,
-{
-    let (deferred, promise) = env.create_deferred()?;
-    echomq::runtime::runtime().spawn(async move {
-        let outcome = fut.await;
-        deferred.resolve(move |env: Env| match outcome {
-            Ok(value) => convert(&env, value),
-            Err(e) => Err(to_js(&env, &e)),
-        });
-    });
-    Ok(promise)
-}
+pub(crate) use crate::bridge::promise;

@@ -2,11 +2,13 @@
 //!
 //! Nothing here knows the protocol. Each verb converts its arguments, runs the
 //! core future on the process's one tokio runtime (`echomq::runtime::runtime()`),
-//! and settles a JavaScript Promise from there through a `JsDeferred`. Errors
+//! and settles a JavaScript Promise from there through one threadsafe function
+//! per environment (`bridge.rs`). Errors
 //! become `Error` objects carrying the core's stable `code` (plus `found` /
 //! `word` where the kind has them). `index.js` is the public face: it names the
 //! verbs, turns these errors into `EchoMQError`, and wraps the worker handler.
 
+mod bridge;
 mod client;
 mod convert;
 mod error;

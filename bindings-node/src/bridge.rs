@@ -1,0 +1,230 @@
+//! One threadsafe function per JavaScript environment settles every Promise
+//! the addon returns.
+//!
+//! napi-rs's `JsDeferred` creates (and later closes) a threadsafe function —
+//! a libuv handle plus an env cleanup hook — for every single Promise. At one
+//! call in flight that set-up and tear-down is a measurable share of a round
+//! trip (bench/ANALYSIS.md). Here each environment (the main thread, each
+//! worker thread) gets one, created on first use:
+//!
+//! - The runtime's threads queue a boxed settlement on it; the JS thread runs
+//!   it with the live env: it builds the value and resolves or rejects.
+//! - It is unref'd while nothing is pending, so an idle client never keeps
+//!   the process alive, and ref'd while a Promise is pending, so an awaited
+//!   call does (as with a per-call threadsafe function).
+//! - An env cleanup hook (registered after the threadsafe function, so it
+//!   runs before Node finalizes it) closes the channel first: settlements
+//!   that arrive after a worker thread ended are dropped, never sent into
+//!   freed memory.
+
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::future::Future;
+use std::ptr;
+use std::sync::{Arc, Mutex};
+
+use napi::bindgen_prelude::*;
+use napi::{check_status, sys, JsError};
+
+use crate::error::to_js;
+
+/// Work for the JS thread, given the live env.
+type Settle = Box<dyn FnOnce(sys::napi_env) + Send>;
+
+/// The environment's threadsafe function as the runtime's threads see it:
+/// `None` once the environment is tearing down.
+#[derive(Clone)]
+struct Channel(Arc<Mutex<Option<RawTsfn>>>);
+
+struct RawTsfn(sys::napi_threadsafe_function);
+// SAFETY: napi_call_threadsafe_function may be called from any thread; the
+// handle is only used under the channel's lock, which teardown takes before
+// letting Node free it.
+unsafe impl Send for RawTsfn {}
+
+impl Channel {
+    fn send(&self, settle: Settle) {
+        let open = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(tsfn) = open.as_ref() else {
+            return; // the environment is gone; so is the Promise
+        };
+        let data = Box::into_raw(Box::new(settle));
+        let status = unsafe {
+            sys::napi_call_threadsafe_function(
+                tsfn.0,
+                data.cast(),
+                sys::ThreadsafeFunctionCallMode::nonblocking,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            // Closing: it will never run. Free it here.
+            drop(unsafe { Box::from_raw(data) });
+        }
+    }
+}
+
+/// The JS thread's side: the handle and how many Promises are pending.
+struct Bridge {
+    channel: Channel,
+    tsfn: sys::napi_threadsafe_function,
+    pending: u64,
+}
+
+thread_local! {
+    /// One environment per JS thread (the main thread, or one worker thread).
+    static BRIDGE: RefCell<Option<Bridge>> = const { RefCell::new(None) };
+}
+
+/// A raw deferred, moved to the runtime and back to the JS thread unused.
+struct Deferred(sys::napi_deferred);
+// SAFETY: only ever dereferenced by napi on the JS thread that created it.
+unsafe impl Send for Deferred {}
+
+impl Deferred {
+    fn get(&self) -> sys::napi_deferred {
+        self.0
+    }
+}
+
+/// Run `fut` on the core's runtime and settle the returned Promise from
+/// there: `convert` builds the JS value on the JS thread; a core error
+/// rejects with the coded error object.
+pub(crate) fn promise<'env, T, D, F, C>(env: &'env Env, fut: F, convert: C) -> Result<Object<'env>>
+where
+    T: Send + 'static,
+    F: Future<Output = echomq::Result<T>> + Send + 'static,
+    C: FnOnce(&Env, T) -> Result<D> + Send + 'static,
+    D: ToNapiValue + 'static,
+{
+    let channel = acquire(env.raw())?;
+    let mut deferred = ptr::null_mut();
+    let mut promise = ptr::null_mut();
+    if let Err(e) =
+        check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })
+    {
+        release(env.raw());
+        return Err(e);
+    }
+    let deferred = Deferred(deferred);
+    echomq::runtime::runtime().spawn(async move {
+        let outcome = fut.await;
+        channel.send(Box::new(move |raw_env| {
+            let env = Env::from_raw(raw_env);
+            let value = match outcome {
+                Ok(value) => {
+                    convert(&env, value).and_then(|d| unsafe { D::to_napi_value(raw_env, d) })
+                }
+                Err(e) => Err(to_js(&env, &e)),
+            };
+            unsafe {
+                match value {
+                    Ok(value) => sys::napi_resolve_deferred(raw_env, deferred.get(), value),
+                    Err(e) => {
+                        let reason = JsError::from(e).into_value(raw_env);
+                        sys::napi_reject_deferred(raw_env, deferred.get(), reason)
+                    }
+                };
+            }
+        }));
+    });
+    Ok(Object::from_raw(env.raw(), promise))
+}
+
+/// This environment's channel, created on first use; counts one more pending
+/// Promise (ref'ing the threadsafe function on the first).
+fn acquire(env: sys::napi_env) -> Result<Channel> {
+    BRIDGE.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(create(env)?);
+        }
+        let bridge = slot.as_mut().expect("just created");
+        if bridge.pending == 0 {
+            check_status!(unsafe { sys::napi_ref_threadsafe_function(env, bridge.tsfn) })?;
+        }
+        bridge.pending += 1;
+        Ok(bridge.channel.clone())
+    })
+}
+
+fn create(env: sys::napi_env) -> Result<Bridge> {
+    let mut name = ptr::null_mut();
+    check_status!(unsafe {
+        sys::napi_create_string_utf8(env, c"echomq.settle".as_ptr(), 13, &mut name)
+    })?;
+    let mut tsfn = ptr::null_mut();
+    check_status!(unsafe {
+        sys::napi_create_threadsafe_function(
+            env,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            name,
+            0,
+            1,
+            ptr::null_mut(),
+            None,
+            ptr::null_mut(),
+            Some(call_js),
+            &mut tsfn,
+        )
+    })?;
+    check_status!(unsafe { sys::napi_unref_threadsafe_function(env, tsfn) })?;
+    let channel = Channel(Arc::new(Mutex::new(Some(RawTsfn(tsfn)))));
+    let hook = Box::into_raw(Box::new(channel.clone()));
+    let status = unsafe { sys::napi_add_env_cleanup_hook(env, Some(teardown), hook.cast()) };
+    if status != sys::Status::napi_ok {
+        drop(unsafe { Box::from_raw(hook) });
+        channel.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        unsafe {
+            sys::napi_release_threadsafe_function(tsfn, sys::ThreadsafeFunctionReleaseMode::abort)
+        };
+        check_status!(status, "register the env cleanup hook")?;
+    }
+    Ok(Bridge {
+        channel,
+        tsfn,
+        pending: 0,
+    })
+}
+
+/// Runs on the JS thread for each queued settlement (`env` is null when Node
+/// drains the queue during teardown: then only free it).
+unsafe extern "C" fn call_js(
+    env: sys::napi_env,
+    _js_callback: sys::napi_value,
+    _context: *mut c_void,
+    data: *mut c_void,
+) {
+    let settle: Box<Settle> = unsafe { Box::from_raw(data.cast()) };
+    if env.is_null() {
+        return;
+    }
+    settle(env);
+    release(env);
+}
+
+/// One pending Promise fewer; unref the threadsafe function at zero so an
+/// idle client does not keep the process alive.
+fn release(env: sys::napi_env) {
+    BRIDGE.with(|slot| {
+        if let Some(bridge) = slot.borrow_mut().as_mut() {
+            bridge.pending = bridge.pending.saturating_sub(1);
+            if bridge.pending == 0 {
+                unsafe { sys::napi_unref_threadsafe_function(env, bridge.tsfn) };
+            }
+        }
+    });
+}
+
+/// The env cleanup hook: close the channel, then let Node finalize the
+/// threadsafe function.
+unsafe extern "C" fn teardown(arg: *mut c_void) {
+    let channel: Box<Channel> = unsafe { Box::from_raw(arg.cast()) };
+    let closing = channel.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(tsfn) = closing {
+        unsafe {
+            sys::napi_release_threadsafe_function(tsfn.0, sys::ThreadsafeFunctionReleaseMode::abort)
+        };
+    }
+    BRIDGE.with(|slot| slot.borrow_mut().take());
+}
