@@ -33,7 +33,7 @@ function optionNames(lead) {
   const at = API.indexOf(lead)
   assert.ok(at >= 0, lead)
   const para = API.slice(at, API.indexOf('\n\n', at))
-  return [...para.matchAll(/`([a-z][a-z_]*)`/g)].map((m) => m[1]).filter((n) => n.includes('_') || n === 'concurrency' || n === 'backoff')
+  return [...para.matchAll(/`([a-z][a-z_]*)`/g)].map((m) => m[1]).filter((n) => n.includes('_') || ['concurrency', 'backoff', 'prefetch'].includes(n))
 }
 
 test('client verbs: connect on the module, every other verb a Client method returning a Promise', () => {
@@ -90,8 +90,8 @@ test('connect and worker options: the docs names in camelCase, and nothing else'
   ])
   const workerOpts = optionNames('Worker options:').map(camel)
   assert.deepEqual(workerOpts.sort(), [
-    'backoff', 'backoffBaseMs', 'backoffCapMs', 'concurrency', 'idleMaxMs', 'leaseMs', 'maxAttempts',
-    'pumpIntervalMs', 'shutdownGraceMs',
+    'backoff', 'backoffBaseMs', 'backoffCapMs', 'concurrency', 'handlerBatch', 'idleMaxMs', 'leaseMs',
+    'maxAttempts', 'prefetch', 'pumpIntervalMs', 'shutdownGraceMs',
   ])
   for (const o of [...connectOpts, ...workerOpts]) assert.match(DTS, new RegExp(`\\n  ${o}\\?: `), o)
 })
