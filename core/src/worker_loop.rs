@@ -86,10 +86,11 @@ pub(crate) async fn run(shared: Arc<WorkerShared>) -> Result<()> {
 
     loop {
         while tasks.try_join_next().is_some() {}
-        start_handlers(&ctx, &mut tasks, &mut buffer);
+        // Checked first: once stopping, prefetched jobs are handed back, not started.
         if shared.stopping.load(Ordering::SeqCst) {
             break;
         }
+        start_handlers(&ctx, &mut tasks, &mut buffer);
         let busy = ctx.busy.load(Ordering::Acquire);
         let room = capacity.saturating_sub(busy + buffer.len());
         // Claim when slots would otherwise sit idle, or once half the window
