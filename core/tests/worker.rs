@@ -47,6 +47,28 @@ fn start(worker: &Worker) -> tokio::task::JoinHandle<echomq::Result<()>> {
     tokio::spawn(async move { w.run().await })
 }
 
+/// A worker whose handler records the token of every job it runs (then works
+/// for `work`), and that record.
+fn token_recording_worker(
+    client: &Client,
+    queue: &str,
+    options: WorkerOptions,
+    work: Duration,
+) -> (Worker, Arc<Mutex<Vec<u64>>>) {
+    let tokens: Arc<Mutex<Vec<u64>>> = Arc::default();
+    let record = tokens.clone();
+    let worker = Worker::new(client.clone(), queue, options, move |job| {
+        let record = record.clone();
+        async move {
+            record.lock().unwrap().push(job.token);
+            tokio::time::sleep(work).await;
+            Ok(())
+        }
+    })
+    .unwrap();
+    (worker, tokens)
+}
+
 fn set_len(raw: &mut redis::Connection, set: &str) -> u64 {
     raw.zcard(format!("emq:{{{Q}}}:{set}")).unwrap()
 }
@@ -170,22 +192,12 @@ async fn heartbeats_keep_a_long_handler_from_being_reaped() {
     let server = Server::start();
     let client = connect(&server).await;
     let e = client.enqueue(Q, "slow").await.unwrap();
-    let tokens: Arc<Mutex<Vec<u64>>> = Arc::default();
-    let record = tokens.clone();
     // The handler runs three times the lease; the pumps reap every 20 ms.
     let options = WorkerOptions {
         lease_ms: 300,
         ..fast()
     };
-    let worker = Worker::new(client.clone(), Q, options, move |job| {
-        let record = record.clone();
-        async move {
-            record.lock().unwrap().push(job.token);
-            tokio::time::sleep(Duration::from_millis(900)).await;
-            Ok(())
-        }
-    })
-    .unwrap();
+    let (worker, tokens) = token_recording_worker(&client, Q, options, Duration::from_millis(900));
     let running = start(&worker);
     until(|| worker.stats().completed == 1).await;
     worker.stop();
@@ -207,16 +219,7 @@ async fn a_crashed_holders_job_is_recovered_by_the_reaper() {
     // A "worker" claims it and dies without settling.
     let orphan = client.claim(Q, 200).await.unwrap().unwrap();
     assert_eq!(orphan.token, 1);
-    let tokens: Arc<Mutex<Vec<u64>>> = Arc::default();
-    let record = tokens.clone();
-    let worker = Worker::new(client.clone(), Q, fast(), move |job| {
-        let record = record.clone();
-        async move {
-            record.lock().unwrap().push(job.token);
-            Ok(())
-        }
-    })
-    .unwrap();
+    let (worker, tokens) = token_recording_worker(&client, Q, fast(), Duration::ZERO);
     let running = start(&worker);
     until(|| worker.stats().completed == 1).await;
     worker.stop();
@@ -455,16 +458,7 @@ async fn a_sigkilled_worker_process_loses_nothing() {
     child.kill().unwrap(); // SIGKILL: no drain, no settlement
     child.wait().unwrap();
 
-    let tokens: Arc<Mutex<Vec<u64>>> = Arc::default();
-    let record = tokens.clone();
-    let worker = Worker::new(client.clone(), "kill", fast(), move |job| {
-        let record = record.clone();
-        async move {
-            record.lock().unwrap().push(job.token);
-            Ok(())
-        }
-    })
-    .unwrap();
+    let (worker, tokens) = token_recording_worker(&client, "kill", fast(), Duration::ZERO);
     let running = start(&worker);
     until(|| worker.stats().completed == 1).await;
     worker.stop();
