@@ -439,7 +439,11 @@ pub(crate) fn panic_message(e: tokio::task::JoinError) -> String {
     if e.is_cancelled() {
         return "handler cancelled".to_string();
     }
-    let payload = e.into_panic();
+    panic_text(&*e.into_panic())
+}
+
+/// The failure text for a handler's panic payload.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         format!("handler panicked: {s}")
     } else if let Some(s) = payload.downcast_ref::<String>() {

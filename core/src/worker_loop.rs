@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use crate::error::{Error, Result};
 use crate::id::BrandedId;
 use crate::types::Job;
-use crate::worker::{Dispatch, HandlerError, Verdict, WorkerShared};
+use crate::worker::{panic_text, Dispatch, HandlerError, Verdict, WorkerShared};
 use crate::worker_settle::{ids, lock, release, settle, settler, Held, Settlement};
 
 const PUMP_LIMIT: u64 = 1_000;
@@ -278,16 +278,6 @@ where
         .catch_unwind()
         .await
         .map_err(|p| HandlerError::retry(panic_text(&*p)))
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        format!("handler panicked: {s}")
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        format!("handler panicked: {s}")
-    } else {
-        "handler panicked".to_string()
-    }
 }
 
 /// Every `lease / 3`, extend every held job's lease in one round trip.

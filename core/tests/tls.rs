@@ -5,10 +5,11 @@
 //! at a private CA. The certificates are minted per run with the `openssl`
 //! command line (a throwaway CA and a leaf for 127.0.0.1).
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+mod common;
 
 use echomq::{Client, ConnectOptions, ErrorKind};
 
@@ -100,11 +101,7 @@ impl TlsServer {
         let dir = std::env::temp_dir().join(format!("emq-tls-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         mint_certificates(&dir);
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::free_port();
         let child = Command::new("redis-server")
             .args([
                 "--port",

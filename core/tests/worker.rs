@@ -69,6 +69,28 @@ fn token_recording_worker(
     (worker, tokens)
 }
 
+/// Enqueue 40 jobs, run a concurrency-5 worker whose handlers take 150 ms,
+/// stop it once 5 are claimed, and answer its stats after the drain.
+async fn stop_while_busy(client: &Client, prefetch: Option<usize>) -> echomq::WorkerStats {
+    let payloads: Vec<String> = (0..40).map(|i| i.to_string()).collect();
+    client.enqueue_many(Q, &payloads).await.unwrap();
+    let options = WorkerOptions {
+        concurrency: 5,
+        prefetch,
+        ..fast()
+    };
+    let worker = Worker::new(client.clone(), Q, options, |_job| async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        Ok(())
+    })
+    .unwrap();
+    let running = start(&worker);
+    until(|| worker.stats().claimed >= 5).await;
+    worker.stop();
+    running.await.unwrap().unwrap();
+    worker.stats()
+}
+
 fn set_len(raw: &mut redis::Connection, set: &str) -> u64 {
     raw.zcard(format!("emq:{{{Q}}}:{set}")).unwrap()
 }
@@ -234,22 +256,7 @@ async fn a_crashed_holders_job_is_recovered_by_the_reaper() {
 async fn graceful_stop_settles_in_flight_jobs_and_leaves_nothing_active() {
     let server = Server::start();
     let client = connect(&server).await;
-    let payloads: Vec<String> = (0..40).map(|i| i.to_string()).collect();
-    client.enqueue_many(Q, &payloads).await.unwrap();
-    let options = WorkerOptions {
-        concurrency: 5,
-        ..fast()
-    };
-    let worker = Worker::new(client.clone(), Q, options, |_job| async move {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        Ok(())
-    })
-    .unwrap();
-    let running = start(&worker);
-    until(|| worker.stats().claimed >= 5).await;
-    worker.stop();
-    running.await.unwrap().unwrap();
-    let stats = worker.stats();
+    let stats = stop_while_busy(&client, None).await;
     assert_eq!(stats.in_flight, 0);
     // Running handlers finished and completed; prefetched jobs (claimed, never
     // started) went straight back to pending, unrun.
@@ -292,23 +299,7 @@ async fn graceful_stop_settles_in_flight_jobs_and_leaves_nothing_active() {
 async fn without_prefetch_a_stop_leaves_only_unclaimed_jobs_pending() {
     let server = Server::start();
     let client = connect(&server).await;
-    let payloads: Vec<String> = (0..40).map(|i| i.to_string()).collect();
-    client.enqueue_many(Q, &payloads).await.unwrap();
-    let options = WorkerOptions {
-        concurrency: 5,
-        prefetch: Some(0),
-        ..fast()
-    };
-    let worker = Worker::new(client.clone(), Q, options, |_job| async move {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        Ok(())
-    })
-    .unwrap();
-    let running = start(&worker);
-    until(|| worker.stats().claimed >= 5).await;
-    worker.stop();
-    running.await.unwrap().unwrap();
-    let stats = worker.stats();
+    let stats = stop_while_busy(&client, Some(0)).await;
     assert_eq!(stats.completed, stats.claimed, "{stats:?}");
     let mut raw = server.raw();
     assert_eq!(set_len(&mut raw, "active"), 0);

@@ -10,7 +10,8 @@ pub struct Server {
     child: Option<Child>,
 }
 
-fn free_port() -> u16 {
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
