@@ -16,8 +16,6 @@ mod fence;
 mod options;
 mod transport;
 mod types;
-mod worker_loop;
-mod worker_settle;
 
 pub mod blocking;
 pub mod id;

@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::mpsc;
 
+use super::state::Shared as WorkerShared;
+use super::Verdict;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
 use crate::types::{Job, RetryOutcome};
-use crate::worker::{Verdict, WorkerShared};
 
 /// Jobs this worker holds (running or prefetched): id → token. The heartbeat
 /// extends them all in one round trip; settlement removes them.

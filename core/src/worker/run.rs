@@ -1,5 +1,5 @@
 //! The body of [`crate::worker::Worker::run`]: the claim loop, the heartbeat,
-//! the pumps and the graceful drain. Settlement is in `worker_settle`.
+//! the pumps and the graceful drain. Settlement is in `settle.rs`.
 //!
 //! The loop keeps up to `concurrency` jobs running and up to `prefetch` more
 //! claimed and waiting, with at most one claim on the wire. The claim for the
@@ -18,11 +18,12 @@ use tokio::sync::{mpsc, Notify};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
+use super::settle::{ids, lock, release, settle, settler, Held, Settlement};
+use super::state::{panic_text, Dispatch, Shared as WorkerShared};
+use super::{HandlerError, Verdict};
 use crate::error::{Error, Result};
 use crate::id::BrandedId;
 use crate::types::Job;
-use crate::worker::{panic_text, Dispatch, HandlerError, Verdict, WorkerShared};
-use crate::worker_settle::{ids, lock, release, settle, settler, Held, Settlement};
 
 const PUMP_LIMIT: u64 = 1_000;
 

@@ -5,8 +5,7 @@
 //! or a blocking one run on tokio's blocking pool (C callbacks, Python functions).
 
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -14,6 +13,12 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::keys;
 use crate::types::Job;
+
+mod run;
+mod settle;
+mod state;
+
+use state::{panic_message, BatchFuture, Counters, Dispatch, HandlerFuture, Shared};
 
 /// How long to wait before the next attempt of a failed job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,39 +194,6 @@ pub struct WorkerStats {
 /// What a handler answers for one job.
 pub type Verdict = std::result::Result<(), HandlerError>;
 
-type HandlerFuture = Pin<Box<dyn Future<Output = Verdict> + Send>>;
-type BatchFuture = Pin<Box<dyn Future<Output = Vec<Verdict>> + Send>>;
-
-/// How the loop hands jobs over: one call per job (its slot frees when it
-/// ends), or one call per batch of up to `handler_batch` jobs answering a
-/// verdict per job in order (one crossing into Python/Node/C per batch).
-#[derive(Clone)]
-pub(crate) enum Dispatch {
-    PerJob(Arc<dyn Fn(Job) -> HandlerFuture + Send + Sync>),
-    Batch(Arc<dyn Fn(Vec<Job>) -> BatchFuture + Send + Sync>),
-}
-
-#[derive(Default)]
-pub(crate) struct Counters {
-    pub(crate) claimed: AtomicU64,
-    pub(crate) completed: AtomicU64,
-    pub(crate) retried: AtomicU64,
-    pub(crate) dead: AtomicU64,
-    pub(crate) lease_lost: AtomicU64,
-    pub(crate) in_flight: AtomicU64,
-}
-
-pub(crate) struct Shared {
-    pub(crate) client: Client,
-    pub(crate) queue: String,
-    pub(crate) options: WorkerOptions,
-    pub(crate) dispatch: Dispatch,
-    pub(crate) counters: Counters,
-    pub(crate) stopping: AtomicBool,
-    pub(crate) stop_signal: tokio::sync::Notify,
-    pub(crate) running: AtomicBool,
-}
-
 /// A worker over one queue. Cheap to clone; clones control the same worker.
 #[derive(Clone)]
 pub struct Worker {
@@ -375,7 +347,7 @@ impl Worker {
     /// Run until [`Worker::stop`], then drain. Errors only for a second
     /// concurrent `run` of the same worker.
     pub async fn run(&self) -> Result<()> {
-        crate::worker_loop::run(self.shared.clone()).await
+        run::run(self.shared.clone()).await
     }
 
     /// `run` on the process's runtime, blocking the calling thread.
@@ -434,23 +406,3 @@ impl WorkerHandle {
         }
     }
 }
-
-pub(crate) fn panic_message(e: tokio::task::JoinError) -> String {
-    if e.is_cancelled() {
-        return "handler cancelled".to_string();
-    }
-    panic_text(&*e.into_panic())
-}
-
-/// The failure text for a handler's panic payload.
-pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        format!("handler panicked: {s}")
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        format!("handler panicked: {s}")
-    } else {
-        "handler panicked".to_string()
-    }
-}
-
-pub(crate) use Shared as WorkerShared;

@@ -1,0 +1,64 @@
+//! The state one worker's tasks share: the handler dispatch, the counters
+//! behind [`super::WorkerStats`], and the flags that stop a run. It lives apart
+//! from the public API in `mod.rs` so the loop (`run.rs`) and the settler
+//! (`settle.rs`) depend on it, not on each other's callers.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+use super::{Verdict, WorkerOptions};
+use crate::client::Client;
+use crate::types::Job;
+
+pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Verdict> + Send>>;
+pub(crate) type BatchFuture = Pin<Box<dyn Future<Output = Vec<Verdict>> + Send>>;
+
+/// How the loop hands jobs over: one call per job (its slot frees when it
+/// ends), or one call per batch of up to `handler_batch` jobs answering a
+/// verdict per job in order (one crossing into Python/Node/C per batch).
+#[derive(Clone)]
+pub(crate) enum Dispatch {
+    PerJob(Arc<dyn Fn(Job) -> HandlerFuture + Send + Sync>),
+    Batch(Arc<dyn Fn(Vec<Job>) -> BatchFuture + Send + Sync>),
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) claimed: AtomicU64,
+    pub(crate) completed: AtomicU64,
+    pub(crate) retried: AtomicU64,
+    pub(crate) dead: AtomicU64,
+    pub(crate) lease_lost: AtomicU64,
+    pub(crate) in_flight: AtomicU64,
+}
+
+pub(crate) struct Shared {
+    pub(crate) client: Client,
+    pub(crate) queue: String,
+    pub(crate) options: WorkerOptions,
+    pub(crate) dispatch: Dispatch,
+    pub(crate) counters: Counters,
+    pub(crate) stopping: AtomicBool,
+    pub(crate) stop_signal: tokio::sync::Notify,
+    pub(crate) running: AtomicBool,
+}
+
+pub(crate) fn panic_message(e: tokio::task::JoinError) -> String {
+    if e.is_cancelled() {
+        return "handler cancelled".to_string();
+    }
+    panic_text(&*e.into_panic())
+}
+
+/// The failure text for a handler's panic payload.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        format!("handler panicked: {s}")
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        format!("handler panicked: {s}")
+    } else {
+        "handler panicked".to_string()
+    }
+}
