@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use redis::Value;
 
+use crate::defaults::SETTLE_BATCH;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fence::BundleMismatch;
 use crate::id::{self, BrandedId};
@@ -319,7 +320,7 @@ impl Client {
         Self::complete_verdict(&id, answer)
     }
 
-    /// Complete many held jobs in one script call per 500 jobs; each token is
+    /// Complete many held jobs in one script call per [`SETTLE_BATCH`] jobs; each token is
     /// still checked, and each job gets its own verdict, in input order.
     pub async fn complete_many(
         &self,
@@ -332,7 +333,7 @@ impl Client {
             .map(|(id, _)| BrandedId::parse(id))
             .collect::<Result<_>>()?;
         let mut out = Vec::with_capacity(ids.len());
-        for (chunk_ids, chunk) in ids.chunks(500).zip(jobs.chunks(500)) {
+        for (chunk_ids, chunk) in ids.chunks(SETTLE_BATCH).zip(jobs.chunks(SETTLE_BATCH)) {
             let mut args: Vec<Vec<u8>> = Vec::with_capacity(1 + 2 * chunk.len());
             args.push(keys.base.as_bytes().to_vec());
             for (id, (_, token)) in chunk_ids.iter().zip(chunk) {

@@ -41,11 +41,18 @@ pub enum ErrorKind {
     BundleMismatch = 15,
     /// The client (or worker) was closed.
     Closed = 16,
+    /// A batch call lost its connection part way: the error carries, per
+    /// item, whether it was written, not written, or is unknown
+    /// ([`Error::batch`]), so a retry with the same ids is exact.
+    PartialBatch = 22,
+    /// A bug inside EchoMQ (a panic) caught before it could cross into the
+    /// caller's language; the operation did not finish.
+    Internal = 23,
 }
 
 impl ErrorKind {
     /// Every kind, in code order (bindings use it to build their tables).
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 18] = [
         ErrorKind::Kind,
         ErrorKind::Stale,
         ErrorKind::Gone,
@@ -62,6 +69,8 @@ impl ErrorKind {
         ErrorKind::JobActive,
         ErrorKind::BundleMismatch,
         ErrorKind::Closed,
+        ErrorKind::PartialBatch,
+        ErrorKind::Internal,
     ];
 
     /// The stable string code (Node's `err.code`, log lines, docs).
@@ -83,6 +92,8 @@ impl ErrorKind {
             ErrorKind::JobActive => "EMQ_JOB_ACTIVE",
             ErrorKind::BundleMismatch => "EMQ_BUNDLE_MISMATCH",
             ErrorKind::Closed => "EMQ_CLOSED",
+            ErrorKind::PartialBatch => "EMQ_PARTIAL_BATCH",
+            ErrorKind::Internal => "EMQ_INTERNAL",
         }
     }
 
@@ -175,6 +186,25 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// "panicked: <message>" for a caught panic's payload: the one helper every
+/// runtime (the worker, the C ABI, the async bridges) uses to word a panic.
+pub fn panicked(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        format!("panicked: {s}")
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        format!("panicked: {s}")
+    } else {
+        "panicked".to_string()
+    }
+}
+
+impl Error {
+    /// The typed error for a panic caught at a boundary (`what` says where).
+    pub fn internal_panic(what: &str, payload: &(dyn std::any::Any + Send)) -> Error {
+        Error::new(ErrorKind::Internal, format!("{what} {}", panicked(payload)))
+    }
+}
 
 /// Map a redis-rs error to ours. Script refusals arrive as error replies whose
 /// first word is the wire class (`EMQKIND`, `EMQSTALE`, or an unknown `EMQ*`).

@@ -11,6 +11,7 @@
 //! - [`worker`]: the worker runtime (claim, run, heartbeat, settle, pumps)
 
 mod client;
+pub mod defaults;
 mod error;
 mod fence;
 mod options;
@@ -26,7 +27,7 @@ pub mod slot;
 pub mod worker;
 
 pub use client::Client;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{panicked, Error, ErrorKind, Result};
 pub use fence::BundleMismatch;
 pub use id::BrandedId;
 pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};

@@ -10,7 +10,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::client::Client;
-use crate::error::{Error, Result};
+use futures_util::FutureExt;
+
+use crate::defaults;
+use crate::error::{Error, ErrorKind, Result};
 use crate::keys;
 use crate::types::Job;
 
@@ -82,38 +85,47 @@ pub struct WorkerOptions {
 impl Default for WorkerOptions {
     fn default() -> Self {
         WorkerOptions {
-            concurrency: 10,
-            lease_ms: 30_000,
-            max_attempts: 5,
-            backoff: Backoff::Exponential,
-            backoff_base_ms: 1_000,
-            backoff_cap_ms: 60_000,
-            pump_interval_ms: 1_000,
-            idle_max_ms: 50,
-            shutdown_grace_ms: 10_000,
+            concurrency: defaults::CONCURRENCY,
+            lease_ms: defaults::LEASE_MS,
+            max_attempts: defaults::MAX_ATTEMPTS,
+            backoff: Backoff::parse(defaults::BACKOFF).expect("the default backoff parses"),
+            backoff_base_ms: defaults::BACKOFF_BASE_MS,
+            backoff_cap_ms: defaults::BACKOFF_CAP_MS,
+            pump_interval_ms: defaults::PUMP_INTERVAL_MS,
+            idle_max_ms: defaults::IDLE_MAX_MS,
+            shutdown_grace_ms: defaults::SHUTDOWN_GRACE_MS,
             prefetch: None,
-            handler_batch: 1,
+            handler_batch: defaults::HANDLER_BATCH,
         }
     }
 }
 
 impl WorkerOptions {
-    fn validate(&self) -> Result<()> {
-        let positive = [
-            ("concurrency", self.concurrency as u64),
-            ("lease_ms", self.lease_ms),
-            ("max_attempts", self.max_attempts),
-            ("pump_interval_ms", self.pump_interval_ms),
-            ("idle_max_ms", self.idle_max_ms),
-            ("handler_batch", self.handler_batch as u64),
+    /// Refuse every option outside its range before anything runs: zero
+    /// where a positive value is needed, and values so large that the loop's
+    /// arithmetic (channel sizes, deadlines) would overflow.
+    pub fn validate(&self) -> Result<()> {
+        let slots = [
+            ("concurrency", self.concurrency, 1),
+            ("handler_batch", self.handler_batch, 1),
+            ("prefetch", self.prefetch.unwrap_or(0), 0),
         ];
-        for (name, value) in positive {
-            if value == 0 {
-                return Err(Error::invalid_argument(format!(
-                    "{name} must be greater than zero"
-                )));
-            }
+        for (name, value, min) in slots {
+            in_range(name, value as u64, min, defaults::MAX_WORKER_SLOTS as u64)?;
         }
+        let durations = [
+            ("lease_ms", self.lease_ms, 1),
+            ("pump_interval_ms", self.pump_interval_ms, 1),
+            ("idle_max_ms", self.idle_max_ms, 1),
+            ("shutdown_grace_ms", self.shutdown_grace_ms, 0),
+            ("backoff_base_ms", self.backoff_base_ms, 0),
+            ("backoff_cap_ms", self.backoff_cap_ms, 0),
+        ];
+        for (name, value, min) in durations {
+            in_range(name, value, min, defaults::MAX_DURATION_MS)?;
+        }
+        let attempts_max = defaults::MAX_ATTEMPTS_LIMIT;
+        in_range("max_attempts", self.max_attempts, 1, attempts_max)?;
         if self.backoff_cap_ms < self.backoff_base_ms {
             return Err(Error::invalid_argument(
                 "backoff_cap_ms is below backoff_base_ms",
@@ -140,6 +152,15 @@ impl WorkerOptions {
             Backoff::FullJitter => jitter(grown),
         }
     }
+}
+
+fn in_range(name: &str, value: u64, min: u64, max: u64) -> Result<()> {
+    if value < min || value > max {
+        return Err(Error::invalid_argument(format!(
+            "{name} is {value}, outside {min}..={max}"
+        )));
+    }
+    Ok(())
 }
 
 fn jitter(max: u64) -> u64 {
@@ -189,6 +210,18 @@ pub struct WorkerStats {
     pub dead: u64,
     pub lease_lost: u64,
     pub in_flight: u64,
+    /// Claims that failed (connection lost, timeout); the loop retries them.
+    pub claim_failures: u64,
+    /// Heartbeat round trips that failed; those leases were not renewed.
+    pub heartbeat_failures: u64,
+    /// Jobs whose settlement failed or timed out: they stay active until
+    /// their lease lapses and the reaper hands them out again.
+    pub settle_failures: u64,
+    /// Jobs handed back to pending unrun (prefetched at `stop()`, past the
+    /// grace period, or held by a dropped run). Once a run has ended,
+    /// `claimed = completed + retried + dead + lease_lost + settle_failures
+    /// + released`.
+    pub released: u64,
 }
 
 /// What a handler answers for one job.
@@ -305,6 +338,7 @@ impl Worker {
                 stopping: AtomicBool::new(false),
                 stop_signal: tokio::sync::Notify::new(),
                 running: AtomicBool::new(false),
+                panic_next_run: AtomicBool::new(false),
             }),
         })
     }
@@ -330,6 +364,10 @@ impl Worker {
             dead: c.dead.load(Ordering::Relaxed),
             lease_lost: c.lease_lost.load(Ordering::Relaxed),
             in_flight: c.in_flight.load(Ordering::Relaxed),
+            claim_failures: c.claim_failures.load(Ordering::Relaxed),
+            heartbeat_failures: c.heartbeat_failures.load(Ordering::Relaxed),
+            settle_failures: c.settle_failures.load(Ordering::Relaxed),
+            released: c.released.load(Ordering::Relaxed),
         }
     }
 
@@ -337,38 +375,87 @@ impl Worker {
     /// Idempotent and non-blocking.
     pub fn stop(&self) {
         self.shared.stopping.store(true, Ordering::SeqCst);
-        self.shared.stop_signal.notify_waiters();
+        // A stored permit: the loop's wait wakes even if it starts just after.
+        self.shared.stop_signal.notify_one();
     }
 
     pub fn is_stopping(&self) -> bool {
         self.shared.stopping.load(Ordering::SeqCst)
     }
 
-    /// Run until [`Worker::stop`], then drain. Errors only for a second
-    /// concurrent `run` of the same worker.
+    /// Run until [`Worker::stop`], then drain. Errors for a second
+    /// concurrent `run` of the same worker, and with [`ErrorKind::Closed`]
+    /// (after the same drain) when the client is closed under it.
+    ///
+    /// Dropping the future (a `select!`, a `timeout`) cancels the run: its
+    /// background tasks and handlers are aborted and the jobs it held are
+    /// handed back to pending, so it never keeps leases alive unattended.
     pub async fn run(&self) -> Result<()> {
         run::run(self.shared.clone()).await
     }
 
     /// `run` on the process's runtime, blocking the calling thread.
     pub fn run_blocking(&self) -> Result<()> {
-        crate::runtime::runtime().block_on(self.run())
+        // block_on resumes a panic on this thread; answer it as a typed error.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::runtime::runtime().block_on(self.run())
+        }))
+        .unwrap_or_else(|p| Err(run_panicked(&*p)))
+    }
+
+    /// Test-only: make the next `run` panic inside the loop (not in a
+    /// handler), to prove `join` and the bindings answer a typed error.
+    #[doc(hidden)]
+    pub fn panic_next_run_for_tests(&self) {
+        self.shared.panic_next_run.store(true, Ordering::SeqCst);
     }
 
     /// Start `run` on the process's runtime and return a handle to join it.
     pub fn spawn(&self) -> WorkerHandle {
         let done = Arc::new((Mutex::new(None), Condvar::new()));
-        let (worker, signal) = (self.clone(), done.clone());
+        let (worker, outcome) = (self.clone(), Outcome(done.clone()));
         crate::runtime::runtime().spawn(async move {
-            let outcome = worker.run().await;
-            let (slot, cv) = &*signal;
-            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
-            cv.notify_all();
+            // A panic inside the run (never a handler's: those fail their
+            // jobs) must still answer `join`, as a typed error.
+            let ran = std::panic::AssertUnwindSafe(worker.run())
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|p| Err(run_panicked(&*p)));
+            outcome.fill(ran);
         });
         WorkerHandle {
             worker: self.clone(),
             done,
         }
+    }
+}
+
+fn run_panicked(payload: &(dyn std::any::Any + Send)) -> Error {
+    Error::internal_panic("the worker run", payload)
+}
+
+/// The slot `join` waits on. Filled once; if the task ends without filling it
+/// (the runtime shut down under it), dropping fills it with a closed error so
+/// `join` still returns.
+struct Outcome(Arc<(Mutex<Option<Result<()>>>, Condvar)>);
+
+impl Outcome {
+    fn fill(&self, outcome: Result<()>) {
+        let (slot, cv) = &*self.0;
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(outcome);
+        }
+        cv.notify_all();
+    }
+}
+
+impl Drop for Outcome {
+    fn drop(&mut self) {
+        self.fill(Err(Error::new(
+            ErrorKind::Closed,
+            "the worker task ended without an outcome (its runtime shut down)",
+        )));
     }
 }
 

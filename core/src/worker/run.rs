@@ -21,11 +21,10 @@ use tokio::time::Instant;
 use super::settle::{ids, lock, release, settle, settler, Held, Settlement};
 use super::state::{panic_text, Dispatch, Shared as WorkerShared};
 use super::{HandlerError, Verdict};
-use crate::error::{Error, Result};
+use crate::defaults::PUMP_LIMIT;
+use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
 use crate::types::Job;
-
-const PUMP_LIMIT: u64 = 1_000;
 
 /// Everything a handler task needs to settle what it ran.
 #[derive(Clone)]
@@ -53,11 +52,17 @@ impl Drop for Slots {
     }
 }
 
+/// The body of `Worker::run`, in three steps: [`Run::start`] spawns the
+/// heartbeat, pumps and settler; [`Run::claim_loop`] claims and starts
+/// handlers until `stop()` (or a closed client); [`Run::drain`] hands back
+/// what no handler started, gives running handlers the grace period and
+/// flushes the settler.
 pub(crate) async fn run(shared: Arc<WorkerShared>) -> Result<()> {
-    if shared.running.swap(true, Ordering::SeqCst) {
-        return Err(Error::invalid_argument("this worker is already running"));
+    let _running = Running::claim(&shared)?;
+    if shared.panic_next_run.swap(false, Ordering::SeqCst) {
+        panic!("injected by Worker::panic_next_run_for_tests");
     }
-    let opts = shared.options.clone();
+    let opts = &shared.options;
     log::info!(
         "echomq worker: started queue={} concurrency={} prefetch={} lease_ms={}",
         shared.queue,
@@ -65,115 +70,286 @@ pub(crate) async fn run(shared: Arc<WorkerShared>) -> Result<()> {
         opts.prefetch_jobs(),
         opts.lease_ms
     );
-    let held: Held = Arc::default();
-    let heartbeat = tokio::spawn(heartbeat(shared.clone(), held.clone()));
-    let pumps = tokio::spawn(pumps(shared.clone()));
-    let (settle_tx, settle_rx) = mpsc::channel::<Settlement>(opts.concurrency.max(1) * 2);
-    let settler = tokio::spawn(settler(shared.clone(), settle_rx));
-    let ctx = Settle {
-        shared: shared.clone(),
-        held: held.clone(),
-        settler: settle_tx,
-        busy: Arc::default(),
-        freed: Arc::default(),
-    };
-    let capacity = opts.concurrency + opts.prefetch_jobs();
-    let idle_max = Duration::from_millis(opts.idle_max_ms);
-    let mut idle = Duration::from_millis(1);
-    let mut buffer: VecDeque<Job> = VecDeque::new();
-    let mut tasks: JoinSet<()> = JoinSet::new();
-    let mut claiming: Option<JoinHandle<Result<Vec<Job>>>> = None;
-    let mut next_claim = Instant::now();
-
-    loop {
-        while tasks.try_join_next().is_some() {}
-        // Checked first: once stopping, prefetched jobs are handed back, not started.
-        if shared.stopping.load(Ordering::SeqCst) {
-            break;
-        }
-        start_handlers(&ctx, &mut tasks, &mut buffer);
-        let busy = ctx.busy.load(Ordering::Acquire);
-        let room = capacity.saturating_sub(busy + buffer.len());
-        // Claim when slots would otherwise sit idle, or once half the window
-        // is free: not for every single slot that frees up, which would
-        // turn a busy worker's claims into many one-job round trips.
-        let starving = buffer.is_empty() && busy < opts.concurrency;
-        let worth_it = room > 0 && (starving || room >= capacity.div_ceil(2));
-        if claiming.is_none() && worth_it && Instant::now() >= next_claim {
-            let (client, queue, lease) =
-                (shared.client.clone(), shared.queue.clone(), opts.lease_ms);
-            claiming = Some(tokio::spawn(async move {
-                client.claim_many(&queue, room as u64, lease).await
-            }));
-        }
-        // Wake for whichever comes first: slots freeing up, the claim
-        // answering, the idle back-off ending, or (at the latest) idle_max,
-        // so a stop() is noticed promptly.
-        let wake = if claiming.is_none() && worth_it {
-            next_claim
-        } else {
-            Instant::now() + idle_max
-        };
-        tokio::select! {
-            _ = ctx.freed.notified() => {}
-            claimed = answer(&mut claiming) => {
-                claiming = None;
-                match claimed {
-                    Ok(jobs) if !jobs.is_empty() => {
-                        idle = Duration::from_millis(1);
-                        next_claim = Instant::now();
-                        take(&shared, &held, &mut buffer, jobs);
-                    }
-                    Ok(_) => {
-                        // Empty (or paused) queue: adaptive back-off, never a hot spin.
-                        next_claim = Instant::now() + idle;
-                        idle = (idle * 2).min(idle_max);
-                    }
-                    Err(e) => {
-                        log::warn!("echomq worker: claim on {} failed: {e}", shared.queue);
-                        next_claim = Instant::now() + idle_max.max(Duration::from_millis(100));
-                    }
-                }
-            }
-            _ = tokio::time::sleep_until(wake) => {}
-        }
-    }
-
-    log::info!(
-        "echomq worker: stopping queue={} running={} prefetched={}",
-        shared.queue,
-        ctx.busy.load(Ordering::Acquire),
-        buffer.len()
-    );
-    pumps.abort();
-    // A claim already on the wire may still hand us jobs: take them, then
-    // give back every job no handler has started.
-    if let Some(claim) = claiming.take() {
-        if let Ok(Ok(jobs)) = claim.await {
-            take(&shared, &held, &mut buffer, jobs);
-        }
-    }
-    release(&shared, &held, ids(buffer.drain(..))).await;
-    let grace = Duration::from_millis(opts.shutdown_grace_ms);
-    let drained =
-        tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
-    if drained.is_err() {
-        tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
-        let unfinished: Vec<(BrandedId, u64)> =
-            lock(&held).iter().map(|(id, t)| (*id, *t)).collect();
-        release(&shared, &held, unfinished).await;
-    }
-    heartbeat.abort();
-    drop(ctx);
-    let _ = settler.await;
-    shared.running.store(false, Ordering::SeqCst);
+    let mut run = Run::start(shared.clone());
+    let outcome = run.claim_loop().await;
+    run.drain().await;
     log::info!(
         "echomq worker: stopped queue={} stats={:?}",
         shared.queue,
         crate::worker::Worker::stats_of(&shared)
     );
-    Ok(())
+    outcome
+}
+
+/// The worker's running flag, cleared however the run ends: returned,
+/// panicked, or dropped by its caller.
+struct Running(Arc<WorkerShared>);
+
+impl Running {
+    fn claim(shared: &Arc<WorkerShared>) -> Result<Running> {
+        if shared.running.swap(true, Ordering::SeqCst) {
+            return Err(Error::invalid_argument("this worker is already running"));
+        }
+        Ok(Running(shared.clone()))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.running.store(false, Ordering::SeqCst);
+    }
+}
+
+/// A background task that ends when its owner is dropped.
+struct Owned(JoinHandle<()>);
+
+impl Owned {
+    fn spawn(task: impl Future<Output = ()> + Send + 'static) -> Owned {
+        Owned(tokio::spawn(task))
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// One run in progress; it owns every task it started. Dropped before
+/// [`Run::drain`] finished (the caller dropped the run's future), it aborts
+/// them and hands the jobs it holds back to pending, so a cancelled run is
+/// never left renewing leases nobody works on.
+struct Run {
+    shared: Arc<WorkerShared>,
+    /// `None` once drained: dropping it closes the settler's channel.
+    ctx: Option<Settle>,
+    held: Held,
+    heartbeat: Owned,
+    pumps: Owned,
+    settler: Option<JoinHandle<()>>,
+    /// Handler tasks (a `JoinSet` aborts what it still holds when dropped).
+    tasks: JoinSet<()>,
+    /// The claim on the wire, if any (at most one).
+    claiming: Option<JoinHandle<Result<Vec<Job>>>>,
+    /// Claimed jobs waiting for a free slot.
+    buffer: VecDeque<Job>,
+    idle: Duration,
+    next_claim: Instant,
+    drained: bool,
+}
+
+impl Run {
+    /// Spawn the heartbeat, the pumps and the settler.
+    fn start(shared: Arc<WorkerShared>) -> Run {
+        let held: Held = Arc::default();
+        let heartbeat = Owned::spawn(heartbeat(shared.clone(), held.clone()));
+        let pumps = Owned::spawn(pumps(shared.clone()));
+        let capacity = shared.options.concurrency * 2;
+        let (settle_tx, settle_rx) = mpsc::channel::<Settlement>(capacity);
+        let settler = tokio::spawn(settler(shared.clone(), settle_rx));
+        let ctx = Settle {
+            shared: shared.clone(),
+            held: held.clone(),
+            settler: settle_tx,
+            busy: Arc::default(),
+            freed: Arc::default(),
+        };
+        Run {
+            shared,
+            ctx: Some(ctx),
+            held,
+            heartbeat,
+            pumps,
+            settler: Some(settler),
+            tasks: JoinSet::new(),
+            claiming: None,
+            buffer: VecDeque::new(),
+            idle: Duration::from_millis(1),
+            next_claim: Instant::now(),
+            drained: false,
+        }
+    }
+
+    fn ctx(&self) -> &Settle {
+        self.ctx.as_ref().expect("the context lives until drained")
+    }
+
+    fn busy(&self) -> usize {
+        self.ctx().busy.load(Ordering::Acquire)
+    }
+
+    /// Claim and start handlers until `stop()`; a closed client ends the
+    /// loop with its error.
+    async fn claim_loop(&mut self) -> Result<()> {
+        loop {
+            while self.tasks.try_join_next().is_some() {}
+            // Checked first: once stopping, prefetched jobs are handed back, not started.
+            if self.shared.stopping.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            let ctx = self.ctx.as_ref().expect("the context lives until drained");
+            start_handlers(ctx, &mut self.tasks, &mut self.buffer);
+            let room = self.claim_room();
+            if room > 0 && self.claiming.is_none() && Instant::now() >= self.next_claim {
+                self.start_claim(room);
+            }
+            self.wait(room > 0).await?;
+        }
+    }
+
+    /// How many jobs to claim now: none unless slots would otherwise sit
+    /// idle or half the window is free. Not for every single slot that
+    /// frees up, which would turn a busy worker's claims into many one-job
+    /// round trips.
+    fn claim_room(&self) -> usize {
+        let opts = &self.shared.options;
+        let capacity = opts.concurrency + opts.prefetch_jobs();
+        let busy = self.busy();
+        let room = capacity.saturating_sub(busy + self.buffer.len());
+        let starving = self.buffer.is_empty() && busy < opts.concurrency;
+        if room > 0 && (starving || room >= capacity.div_ceil(2)) {
+            room
+        } else {
+            0
+        }
+    }
+
+    /// Put one claim for up to `room` jobs on the wire.
+    fn start_claim(&mut self, room: usize) {
+        let shared = self.shared.clone();
+        self.claiming = Some(tokio::spawn(async move {
+            let lease = shared.options.lease_ms;
+            shared
+                .client
+                .claim_many(&shared.queue, room as u64, lease)
+                .await
+        }));
+    }
+
+    /// Wait for whichever comes first: slots freeing up, the claim
+    /// answering, `stop()`, or the next claim falling due (at the latest
+    /// `idle_max`).
+    async fn wait(&mut self, want_claim: bool) -> Result<()> {
+        let idle_max = Duration::from_millis(self.shared.options.idle_max_ms);
+        let wake = if self.claiming.is_none() && want_claim {
+            self.next_claim
+        } else {
+            Instant::now() + idle_max
+        };
+        let freed = self.ctx().freed.clone();
+        let shared = self.shared.clone();
+        tokio::select! {
+            _ = freed.notified() => Ok(()),
+            _ = shared.stop_signal.notified() => Ok(()),
+            claimed = answer(&mut self.claiming) => {
+                self.claiming = None;
+                self.on_claimed(claimed)
+            }
+            _ = tokio::time::sleep_until(wake) => Ok(()),
+        }
+    }
+
+    /// Take a claim's answer: jobs reset the idle back-off, an empty answer
+    /// grows it (never a hot spin), a failure is counted and retried after
+    /// a pause, and a closed client ends the run.
+    fn on_claimed(&mut self, claimed: Result<Vec<Job>>) -> Result<()> {
+        let idle_max = Duration::from_millis(self.shared.options.idle_max_ms);
+        match claimed {
+            Ok(jobs) if !jobs.is_empty() => {
+                self.idle = Duration::from_millis(1);
+                self.next_claim = Instant::now();
+                take(&self.shared, &self.held, &mut self.buffer, jobs);
+            }
+            Ok(_) => {
+                self.next_claim = Instant::now() + self.idle;
+                self.idle = (self.idle * 2).min(idle_max);
+            }
+            Err(e) if e.kind() == ErrorKind::Closed => {
+                log::warn!("echomq worker: {} ends: {e}", self.shared.queue);
+                return Err(e);
+            }
+            Err(e) => {
+                let counters = &self.shared.counters;
+                counters.claim_failures.fetch_add(1, Ordering::Relaxed);
+                log::warn!("echomq worker: claim on {} failed: {e}", self.shared.queue);
+                self.next_claim = Instant::now() + idle_max.max(Duration::from_millis(100));
+            }
+        }
+        Ok(())
+    }
+
+    /// After the loop: stop the pumps, take the jobs of a claim still on the
+    /// wire, hand back every job no handler started, give running handlers
+    /// the grace period (releasing those that outlive it), then stop the
+    /// heartbeat and let the settler flush.
+    async fn drain(&mut self) {
+        log::info!(
+            "echomq worker: stopping queue={} running={} prefetched={}",
+            self.shared.queue,
+            self.busy(),
+            self.buffer.len()
+        );
+        self.pumps.0.abort();
+        if let Some(claim) = self.claiming.take() {
+            if let Ok(Ok(jobs)) = claim.await {
+                take(&self.shared, &self.held, &mut self.buffer, jobs);
+            }
+        }
+        release(&self.shared, &self.held, ids(self.buffer.drain(..))).await;
+        self.finish_handlers().await;
+        self.heartbeat.0.abort();
+        self.ctx = None;
+        if let Some(settler) = self.settler.take() {
+            let _ = settler.await;
+        }
+        self.drained = true;
+    }
+
+    /// Wait up to the grace period for running handlers; abort the rest and
+    /// hand their jobs back.
+    async fn finish_handlers(&mut self) {
+        let grace = Duration::from_millis(self.shared.options.shutdown_grace_ms);
+        let tasks = &mut self.tasks;
+        let drained =
+            tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
+        if drained.is_err() {
+            self.tasks.abort_all();
+            while self.tasks.join_next().await.is_some() {}
+            let unfinished: Vec<(BrandedId, u64)> =
+                lock(&self.held).iter().map(|(id, t)| (*id, *t)).collect();
+            release(&self.shared, &self.held, unfinished).await;
+        }
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if self.drained {
+            return;
+        }
+        // Cancelled: the heartbeat and pumps stop with their `Owned`
+        // handles, the handlers with the JoinSet. A claim on the wire is
+        // abandoned (its jobs' leases lapse and the reaper takes them back).
+        if let Some(claim) = self.claiming.take() {
+            claim.abort();
+        }
+        self.tasks.abort_all();
+        let held: Vec<(BrandedId, u64)> =
+            lock(&self.held).iter().map(|(id, t)| (*id, *t)).collect();
+        log::warn!(
+            "echomq worker: run on {} dropped; handing back {} jobs",
+            self.shared.queue,
+            held.len()
+        );
+        if held.is_empty() {
+            return;
+        }
+        // Without a runtime to release them on, the leases simply lapse.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let (shared, jobs) = (self.shared.clone(), self.held.clone());
+            handle.spawn(async move { release(&shared, &jobs, held).await });
+        }
+    }
 }
 
 /// The outcome of the claim on the wire; never ready when there is none.
@@ -182,7 +358,7 @@ async fn answer(claiming: &mut Option<JoinHandle<Result<Vec<Job>>>>) -> Result<V
         Some(handle) => match handle.await {
             Ok(claimed) => claimed,
             Err(e) => Err(Error::new(
-                crate::error::ErrorKind::Closed,
+                ErrorKind::Internal,
                 format!("claim task ended: {e}"),
             )),
         },
@@ -309,7 +485,11 @@ async fn heartbeat(shared: Arc<WorkerShared>, held: Held) {
                     }
                 }
             }
-            Err(e) => log::warn!("echomq worker: heartbeat on {} failed: {e}", shared.queue),
+            Err(e) => {
+                let counters = &shared.counters;
+                counters.heartbeat_failures.fetch_add(1, Ordering::Relaxed);
+                log::warn!("echomq worker: heartbeat on {} failed: {e}", shared.queue)
+            }
         }
     }
 }

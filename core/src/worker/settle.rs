@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 
 use super::state::Shared as WorkerShared;
 use super::Verdict;
+use crate::defaults::SETTLE_BATCH;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
 use crate::types::{Job, RetryOutcome};
@@ -29,9 +30,6 @@ pub(crate) struct Settlement {
     token: u64,
     held: bool,
 }
-
-/// Jobs one `complete_many` call settles at most.
-const SETTLE_BATCH: usize = 500;
 
 /// Settle one job from its handler's verdict.
 pub(crate) async fn settle(
@@ -105,7 +103,13 @@ fn record(shared: &WorkerShared, id: BrandedId, token: u64, held: bool, settled:
             }
             // The job stays active; its lease lapses and the reaper hands it out
             // again (at-least-once), so nothing is lost.
-            _ => log::error!("echomq worker: could not settle {id}: {e}"),
+            _ => {
+                shared
+                    .counters
+                    .settle_failures
+                    .fetch_add(1, Ordering::Relaxed);
+                log::error!("echomq worker: could not settle {id}: {e}");
+            }
         },
     }
     shared.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
@@ -149,18 +153,30 @@ pub(crate) async fn release(shared: &WorkerShared, held_jobs: &Held, jobs: Vec<(
             .collect()
     };
     let refs: Vec<(&str, u64)> = ours.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+    let counters = &shared.counters;
+    // A job not released stays active; its lease lapses and the reaper hands
+    // it out, so it counts as a settlement that failed.
     match shared.client.release_many(&shared.queue, &refs).await {
         Ok(verdicts) => {
             for ((id, _), verdict) in ours.iter().zip(verdicts) {
-                if let Err(e) = verdict {
-                    log::warn!("echomq worker: could not release {id}: {e}");
-                }
+                match verdict {
+                    Ok(()) => counters.released.fetch_add(1, Ordering::Relaxed),
+                    Err(e) => {
+                        log::warn!("echomq worker: could not release {id}: {e}");
+                        counters.settle_failures.fetch_add(1, Ordering::Relaxed)
+                    }
+                };
             }
         }
-        // They stay active; their leases lapse and the reaper hands them out.
-        Err(e) => log::warn!("echomq worker: could not release {} jobs: {e}", ours.len()),
+        Err(e) => {
+            log::warn!("echomq worker: could not release {} jobs: {e}", ours.len());
+            let failed = ours.len() as u64;
+            counters
+                .settle_failures
+                .fetch_add(failed, Ordering::Relaxed);
+        }
     }
-    shared.counters.in_flight.fetch_sub(n, Ordering::Relaxed);
+    counters.in_flight.fetch_sub(n, Ordering::Relaxed);
 }
 
 /// The (id, token) of each job, for [`release`].

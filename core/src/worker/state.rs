@@ -32,6 +32,10 @@ pub(crate) struct Counters {
     pub(crate) dead: AtomicU64,
     pub(crate) lease_lost: AtomicU64,
     pub(crate) in_flight: AtomicU64,
+    pub(crate) claim_failures: AtomicU64,
+    pub(crate) heartbeat_failures: AtomicU64,
+    pub(crate) settle_failures: AtomicU64,
+    pub(crate) released: AtomicU64,
 }
 
 pub(crate) struct Shared {
@@ -43,6 +47,8 @@ pub(crate) struct Shared {
     pub(crate) stopping: AtomicBool,
     pub(crate) stop_signal: tokio::sync::Notify,
     pub(crate) running: AtomicBool,
+    /// The test-only hook behind `Worker::panic_next_run_for_tests`.
+    pub(crate) panic_next_run: AtomicBool,
 }
 
 pub(crate) fn panic_message(e: tokio::task::JoinError) -> String {
@@ -54,11 +60,5 @@ pub(crate) fn panic_message(e: tokio::task::JoinError) -> String {
 
 /// The failure text for a handler's panic payload.
 pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        format!("handler panicked: {s}")
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        format!("handler panicked: {s}")
-    } else {
-        "handler panicked".to_string()
-    }
+    format!("handler {}", crate::error::panicked(payload))
 }

@@ -1,0 +1,53 @@
+//! The one home of every default and every option range. `WorkerOptions` and
+//! `ConnectOptions` take their `Default` from here, the bindings fill their
+//! omitted arguments from here (Python's signatures take `None`), and each
+//! binding's tests check that what it documents equals these values.
+
+/// Handlers running at once.
+pub const CONCURRENCY: usize = 10;
+/// Lease per claim, renewed every `lease_ms / 3`.
+pub const LEASE_MS: u64 = 30_000;
+/// Attempts before a job is dead-lettered.
+pub const MAX_ATTEMPTS: u64 = 5;
+/// The default backoff policy's name (see `Backoff::parse`).
+pub const BACKOFF: &str = "exponential";
+pub const BACKOFF_BASE_MS: u64 = 1_000;
+pub const BACKOFF_CAP_MS: u64 = 60_000;
+/// How often a worker runs promote and reap.
+pub const PUMP_INTERVAL_MS: u64 = 1_000;
+/// The idle poll's ceiling.
+pub const IDLE_MAX_MS: u64 = 50;
+/// How long in-flight handlers may run after `stop()`.
+pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
+/// Jobs handed to a batch handler in one call.
+pub const HANDLER_BATCH: usize = 1;
+
+/// One connection attempt's limit.
+pub const CONNECT_TIMEOUT_MS: u64 = 5_000;
+/// One command's limit; the bindings' `0` means "no limit".
+pub const RESPONSE_TIMEOUT_MS: u64 = 30_000;
+/// The payload ceiling: 16 MiB.
+pub const MAX_PAYLOAD: usize = 16 * 1024 * 1024;
+
+/// `browse`'s default page.
+pub const BROWSE_LIMIT: u64 = 100;
+/// `promote`'s and `reap`'s default batch (also the worker's pump batch).
+pub const PUMP_LIMIT: u64 = 1_000;
+
+/// Jobs one `complete_many` script call settles at most (the worker's
+/// settler batches to the same size).
+pub const SETTLE_BATCH: usize = 500;
+
+/// The largest `concurrency`, `prefetch` and `handler_batch` a worker accepts:
+/// far above any useful value, far below what overflows its arithmetic.
+pub const MAX_WORKER_SLOTS: usize = 100_000;
+/// The largest duration option (`*_ms`) a worker accepts: 30 days.
+pub const MAX_DURATION_MS: u64 = 30 * 24 * 3_600_000;
+/// The largest `max_attempts` (the scripts compare it as a Lua number).
+pub const MAX_ATTEMPTS_LIMIT: u64 = 1_000_000;
+
+/// The binding convention for an optional timeout given as a number of
+/// milliseconds: `0` means "wait for ever".
+pub fn timeout_from_ms(ms: u64) -> Option<std::time::Duration> {
+    (ms > 0).then(|| std::time::Duration::from_millis(ms))
+}
