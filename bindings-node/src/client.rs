@@ -509,17 +509,21 @@ impl NativeClient {
     }
 
     /// Synchronous in the core (the fence recorded them at connect).
+    /// Throws `EMQ_CLOSED` once the client is closed.
     #[napi]
-    pub fn bundle_mismatches(&self) -> Vec<BundleMismatchJs> {
-        self.inner
+    pub fn bundle_mismatches(&self, env: Env) -> Result<Vec<BundleMismatchJs>> {
+        let found = self
+            .inner
             .bundle_mismatches()
+            .map_err(|e| to_js(&env, &e))?;
+        Ok(found
             .into_iter()
             .map(|m| BundleMismatchJs {
                 field: m.field,
                 ours: m.ours,
                 theirs: m.theirs,
             })
-            .collect()
+            .collect())
     }
 
     #[napi]

@@ -120,12 +120,9 @@ impl NativeAsyncClient {
         self.inner.close();
     }
 
-    fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
-        self.inner
-            .bundle_mismatches()
-            .into_iter()
-            .map(Into::into)
-            .collect()
+    fn bundle_mismatches(&self) -> PyResult<Vec<BundleMismatch>> {
+        let found = self.inner.bundle_mismatches().map_err(crate::errors::err)?;
+        Ok(found.into_iter().map(Into::into).collect())
     }
 
     fn enqueue<'py>(

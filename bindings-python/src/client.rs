@@ -106,12 +106,9 @@ impl Client {
         self.inner.close();
     }
 
-    fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
-        self.inner
-            .bundle_mismatches()
-            .into_iter()
-            .map(Into::into)
-            .collect()
+    fn bundle_mismatches(&self) -> PyResult<Vec<BundleMismatch>> {
+        let found = self.inner.bundle_mismatches().map_err(err)?;
+        Ok(found.into_iter().map(Into::into).collect())
     }
 
     fn enqueue(

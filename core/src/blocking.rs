@@ -38,7 +38,7 @@ impl Client {
         self.inner.node_id()
     }
 
-    pub fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
+    pub fn bundle_mismatches(&self) -> Result<Vec<BundleMismatch>> {
         self.inner.bundle_mismatches()
     }
 

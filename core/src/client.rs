@@ -6,7 +6,7 @@ use std::sync::Arc;
 use redis::Value;
 
 use crate::defaults::SETTLE_BATCH;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{BatchItem, Error, ErrorKind, Result, WriteState};
 use crate::fence::BundleMismatch;
 use crate::id::{self, BrandedId};
 use crate::keys::QueueKeys;
@@ -24,13 +24,15 @@ const MINT_ATTEMPTS: usize = 8;
 #[derive(Clone)]
 pub struct Client {
     transport: Arc<Transport>,
-    node_id: u16,
+    /// The node id given at connect (the option, else `EMQ_NODE_ID`);
+    /// `None` mints with the process's default, redrawn in a forked child.
+    node_id: Option<u16>,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("node_id", &self.node_id)
+            .field("node_id", &self.node_id())
             .finish_non_exhaustive()
     }
 }
@@ -52,20 +54,42 @@ fn as_u64(v: Value) -> Result<u64> {
     Ok(redis::from_redis_value(v)?)
 }
 
+/// A script reply outside the closed set its script can answer: a protocol
+/// error, never read as a plausible answer.
+fn unexpected_reply(script: &str, reply: &str) -> Error {
+    Error::new(
+        ErrorKind::Protocol,
+        format!("the {script} script answered {reply:?}, outside its replies"),
+    )
+}
+
+/// The enqueue/schedule scripts' 1 (created) or 0 (the id exists).
+fn as_created(script: &str, v: Value) -> Result<bool> {
+    match as_u64(v)? {
+        1 => Ok(true),
+        0 => Ok(false),
+        n => Err(unexpected_reply(script, &n.to_string())),
+    }
+}
+
 impl Client {
     /// Connect to `redis://`, `rediss://` or `redis+unix://` and fence before
     /// anything else is sent.
     pub async fn connect(url: &str, options: ConnectOptions) -> Result<Client> {
         let node_id = match options.node_id {
-            Some(n) => id::check_node_id(n)?,
-            None => id::default_node_id(),
+            Some(n) => Some(id::check_node_id(n)?),
+            None => id::env_node_id()?,
         };
+        options.validate()?;
+        crate::runtime::check_env()?;
         let transport = Transport::connect(url, options).await?;
         Ok(Client { transport, node_id })
     }
 
+    /// The node id this client mints with: the one given at connect, else
+    /// the process's default (see [`id::default_node_id`]).
     pub fn node_id(&self) -> u16 {
-        self.node_id
+        self.node_id.unwrap_or_else(id::default_node_id)
     }
 
     pub fn options(&self) -> &ConnectOptions {
@@ -73,8 +97,12 @@ impl Client {
     }
 
     /// Fields of `{emq}:bundle` that another runtime recorded with different SHAs.
-    pub fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
-        self.transport.bundle_mismatches()
+    /// [`ErrorKind::Closed`] once the client is closed, like every other call.
+    pub fn bundle_mismatches(&self) -> Result<Vec<BundleMismatch>> {
+        if self.transport.is_closed() {
+            return Err(Error::new(ErrorKind::Closed, "client is closed"));
+        }
+        Ok(self.transport.bundle_mismatches())
     }
 
     /// Close the connection; later calls fail with [`ErrorKind::Closed`].
@@ -101,7 +129,7 @@ impl Client {
         let keys = QueueKeys::new(queue)?;
         self.check_payload(payload)?;
         for _ in 0..MINT_ATTEMPTS {
-            let id = id::mint_job_id_with(self.node_id)?;
+            let id = id::mint_job_id_with(self.node_id())?;
             let answer = self.enqueue_script(&keys, &id, payload).await?;
             if !answer.duplicate {
                 return Ok(answer);
@@ -145,7 +173,7 @@ impl Client {
             .await?;
         Ok(Enqueued {
             id: *id,
-            duplicate: as_u64(answer)? == 0,
+            duplicate: !as_created("enqueue", answer)?,
         })
     }
 
@@ -175,7 +203,7 @@ impl Client {
         self.check_payload(payload)?;
         let ms_text = ms.to_string();
         for _ in 0..MINT_ATTEMPTS {
-            let id = id::mint_job_id_with(self.node_id)?;
+            let id = id::mint_job_id_with(self.node_id())?;
             let row = keys.job(&id);
             let answer = self
                 .transport
@@ -190,7 +218,7 @@ impl Client {
                     ],
                 )
                 .await?;
-            if as_u64(answer)? == 1 {
+            if as_created("schedule", answer)? {
                 return Ok(Enqueued {
                     id,
                     duplicate: false,
@@ -205,6 +233,12 @@ impl Client {
 
     /// Enqueue many payloads in one pipeline. Every payload is checked before
     /// anything is sent; the answer has one verdict per payload, in input order.
+    ///
+    /// The ids are minted before sending. If the connection is lost part way,
+    /// the error is [`ErrorKind::PartialBatch`] and
+    /// [`Error::batch_items`] tells, per item, its id and whether it was
+    /// written, so resending the rest through [`Client::enqueue_with_id`] is
+    /// exact (no duplicates, nothing lost).
     pub async fn enqueue_many<P: AsRef<[u8]>>(
         &self,
         queue: &str,
@@ -215,7 +249,7 @@ impl Client {
             self.check_payload(p.as_ref())?;
         }
         let ids: Vec<BrandedId> = (0..payloads.len())
-            .map(|_| id::mint_job_id_with(self.node_id))
+            .map(|_| id::mint_job_id_with(self.node_id()))
             .collect::<Result<_>>()?;
         let calls: Vec<_> = ids
             .iter()
@@ -227,16 +261,19 @@ impl Client {
                 )
             })
             .collect();
-        let answers = self
-            .transport
-            .script_many(&scripts::ENQUEUE, &calls)
-            .await?;
+        let answers = match self.transport.script_many(&scripts::ENQUEUE, &calls).await {
+            Ok(answers) => answers,
+            Err(e) if matches!(e.kind(), ErrorKind::Connection | ErrorKind::Timeout) => {
+                return Err(self.batch_verdicts(&keys, &ids, &e).await);
+            }
+            Err(e) => return Err(e),
+        };
         let mut out = Vec::with_capacity(ids.len());
         for ((id, answer), payload) in ids.into_iter().zip(answers).zip(payloads) {
-            out.push(match answer.and_then(as_u64) {
+            out.push(match answer.and_then(|a| as_created("enqueue", a)) {
                 // A minted id that already exists is a node-id collision: re-mint.
-                Ok(0) => self.enqueue(queue, payload).await,
-                Ok(_) => Ok(Enqueued {
+                Ok(false) => self.enqueue(queue, payload).await,
+                Ok(true) => Ok(Enqueued {
                     id,
                     duplicate: false,
                 }),
@@ -244,6 +281,40 @@ impl Client {
             });
         }
         Ok(out)
+    }
+
+    /// After a batch lost its transport: which of its (pre-minted) ids were
+    /// written, read back on a fresh connection. A row that exists was
+    /// written. A missing row was not, when the connection is known gone;
+    /// after a timeout the server may still run it, so it is unknown. If
+    /// the read fails too, every item is unknown.
+    async fn batch_verdicts(&self, keys: &QueueKeys, ids: &[BrandedId], cause: &Error) -> Error {
+        let missing = if cause.kind() == ErrorKind::Connection {
+            WriteState::NotWritten
+        } else {
+            WriteState::Unknown
+        };
+        let mut pipe = redis::pipe();
+        for id in ids {
+            pipe.cmd("EXISTS").arg(keys.job(id));
+        }
+        let states: Vec<WriteState> = match self.transport.pipeline(&pipe).await {
+            Ok(found) if found.len() == ids.len() => found
+                .into_iter()
+                .map(|v| match redis::from_redis_value::<u64>(v) {
+                    Ok(1) => WriteState::Written,
+                    Ok(_) => missing,
+                    Err(_) => WriteState::Unknown,
+                })
+                .collect(),
+            _ => vec![WriteState::Unknown; ids.len()],
+        };
+        let items = ids
+            .iter()
+            .zip(states)
+            .map(|(id, state)| BatchItem { id: *id, state })
+            .collect();
+        Error::partial_batch(cause, items)
     }
 
     // ---- claim and settle ----------------------------------------------
@@ -305,7 +376,8 @@ impl Client {
     fn complete_verdict(id: &BrandedId, answer: Result<Value>) -> Result<()> {
         match as_string(answer?)?.as_str() {
             "ok" => Ok(()),
-            _ => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
+            "gone" => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
+            other => Err(unexpected_reply("complete", other)),
         }
     }
 
@@ -356,9 +428,8 @@ impl Client {
                     "gone" => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
                     text => {
                         let (class, detail) = text.split_once(' ').unwrap_or((text, ""));
-                        Err(Error::from_wire_class(class, detail).unwrap_or_else(|| {
-                            Error::new(ErrorKind::Server, format!("unexpected verdict {text:?}"))
-                        }))
+                        Err(Error::from_wire_class(class, detail)
+                            .unwrap_or_else(|| unexpected_reply("complete_many", text)))
                     }
                 });
             }
@@ -404,7 +475,8 @@ impl Client {
             .await?;
         match as_string(answer)?.as_str() {
             "dead" => Ok(RetryOutcome::Dead),
-            _ => Ok(RetryOutcome::Scheduled),
+            "scheduled" => Ok(RetryOutcome::Scheduled),
+            other => Err(unexpected_reply("retry", other)),
         }
     }
 
@@ -431,7 +503,8 @@ impl Client {
                 ErrorKind::LeaseLost,
                 format!("lease lost: job {id} is no longer active"),
             )),
-            _ => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
+            "gone" => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
+            other => Err(unexpected_reply("extend", other)),
         }
     }
 
@@ -580,7 +653,15 @@ impl Client {
         Ok(Some(JobInfo {
             id,
             state: JobState::parse(&text("state").unwrap_or_default())?,
-            attempts: text("attempts").and_then(|a| a.parse().ok()).unwrap_or(0),
+            attempts: match text("attempts") {
+                None => 0,
+                Some(a) => a.parse().map_err(|_| {
+                    Error::new(
+                        ErrorKind::Protocol,
+                        format!("job {id} has a malformed attempts field {a:?}"),
+                    )
+                })?,
+            },
             payload: fields.get("payload").cloned().unwrap_or_default(),
             last_error: text("last_error"),
         }))
@@ -694,10 +775,11 @@ impl Client {
             .await?;
         match as_string(answer)?.as_str() {
             "ok" => Ok(()),
-            _ => Err(Error::new(
+            "notdead" => Err(Error::new(
                 ErrorKind::NotDead,
                 format!("job {id} is not in dead"),
             )),
+            other => Err(unexpected_reply("requeue_dead", other)),
         }
     }
 
@@ -726,7 +808,8 @@ impl Client {
                 ErrorKind::JobActive,
                 format!("job {id} is active; settle it first"),
             )),
-            _ => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
+            "gone" => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
+            other => Err(unexpected_reply("remove", other)),
         }
     }
 }

@@ -117,6 +117,40 @@ pub struct Error {
     /// The value found in `{emq}:version` (version fence), or the unknown
     /// class word (protocol).
     detail: Option<String>,
+    /// For a partial batch: every item's id and whether it was written.
+    items: Option<std::sync::Arc<Vec<BatchItem>>>,
+}
+
+/// Whether one item of a batch cut short reached the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WriteState {
+    /// The row exists: the item was written (do not send it again).
+    Written,
+    /// The row does not exist and the connection that carried it is gone:
+    /// send it again (with the same id).
+    NotWritten,
+    /// Could not be told (the check failed, or the server may still run
+    /// it): send it again with the same id; `enqueue_with_id` answers
+    /// `duplicate` if it had been written.
+    Unknown,
+}
+
+impl WriteState {
+    /// The stable lower-case name every binding uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteState::Written => "written",
+            WriteState::NotWritten => "not_written",
+            WriteState::Unknown => "unknown",
+        }
+    }
+}
+
+/// One item of a batch that failed part way: its pre-minted id and state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BatchItem {
+    pub id: crate::id::BrandedId,
+    pub state: WriteState,
 }
 
 impl Error {
@@ -125,7 +159,31 @@ impl Error {
             kind,
             message: message.into(),
             detail: None,
+            items: None,
         }
+    }
+
+    /// A [`ErrorKind::PartialBatch`] error carrying every item's verdict.
+    pub(crate) fn partial_batch(cause: &Error, items: Vec<BatchItem>) -> Self {
+        let written = items
+            .iter()
+            .filter(|i| i.state == WriteState::Written)
+            .count();
+        let mut err = Error::new(
+            ErrorKind::PartialBatch,
+            format!(
+                "batch cut short after {written} of {} items were written ({cause}); \
+                 resend the others with enqueue_with_id and their ids",
+                items.len()
+            ),
+        );
+        err.items = Some(std::sync::Arc::new(items));
+        err
+    }
+
+    /// For a partial batch: each item's id and write state, in input order.
+    pub fn batch_items(&self) -> Option<&[BatchItem]> {
+        self.items.as_deref().map(Vec::as_slice)
     }
 
     pub(crate) fn with_detail(mut self, detail: impl Into<String>) -> Self {
@@ -249,6 +307,9 @@ impl From<redis::RedisError> for Error {
 
 impl From<redis::ParsingError> for Error {
     fn from(err: redis::ParsingError) -> Self {
-        Error::new(ErrorKind::Server, format!("unexpected reply shape: {err}"))
+        Error::new(
+            ErrorKind::Protocol,
+            format!("unexpected reply shape: {err}"),
+        )
     }
 }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -192,36 +192,78 @@ fn next_tick() -> u64 {
     }
 }
 
-/// The process's default node id: `EMQ_NODE_ID` when set (0..=1023), else a
-/// value drawn once per process from the pid and the start time, so two
-/// producers that never configured one are unlikely to share it. (A minted id
-/// that still collides is re-minted by `enqueue`; see docs/PROTOCOL-DECISIONS.md.)
-pub fn default_node_id() -> u16 {
-    static NODE: OnceLock<u16> = OnceLock::new();
-    *NODE.get_or_init(|| {
-        if let Some(n) = std::env::var("EMQ_NODE_ID")
-            .ok()
-            .and_then(|v| v.trim().parse::<u16>().ok())
-            .filter(|n| *n <= MAX_NODE_ID)
-        {
-            return n;
-        }
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(std::process::id());
-        h.write_u64(now_offset_ms());
-        (h.finish() % (MAX_NODE_ID as u64 + 1)) as u16
-    })
+/// `EMQ_NODE_ID` as it is set right now: `None` when unset or empty, a typed
+/// invalid-argument error when it is not a number in 0..=1023. Read at
+/// every connect, so a value set in a forked child is honoured.
+pub fn env_node_id() -> Result<Option<u16>> {
+    let Ok(text) = std::env::var("EMQ_NODE_ID") else {
+        return Ok(None);
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<i64>() {
+        Ok(n) => check_node_id(n).map(Some),
+        Err(_) => Err(Error::invalid_argument(format!(
+            "EMQ_NODE_ID {text:?} is not a node id: {}",
+            node_id_range()
+        ))),
+    }
 }
 
-/// Validate a node id option.
-pub fn check_node_id(node_id: u16) -> Result<u16> {
-    if node_id > MAX_NODE_ID {
-        return Err(Error::invalid_argument(format!(
-            "node id {node_id} is outside 0..={MAX_NODE_ID}"
-        )));
+/// The process's default node id: `EMQ_NODE_ID` when set and valid, else a
+/// value drawn from the pid, the time and a random seed. Cached per
+/// process id: a child forked after the draw redraws (avoiding the
+/// parent's value), so forked producers do not mint the same ids. (A minted
+/// id that still collides is re-minted by `enqueue`; see
+/// docs/PROTOCOL-DECISIONS.md.)
+pub fn default_node_id() -> u16 {
+    static NODE: Mutex<Option<(u32, u16)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut slot = NODE.lock().unwrap_or_else(|p| p.into_inner());
+    match *slot {
+        Some((owner, node)) if owner == pid => node,
+        inherited => {
+            let node = env_node_id()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| draw_node_id(pid, inherited.map(|(_, n)| n)));
+            *slot = Some((pid, node));
+            node
+        }
     }
-    Ok(node_id)
+}
+
+/// A random node id for process `pid`, never `avoid` (the parent's, in a
+/// forked child).
+fn draw_node_id(pid: u32, avoid: Option<u16>) -> u16 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(pid);
+    h.write_u64(now_offset_ms());
+    let node = (h.finish() % (MAX_NODE_ID as u64 + 1)) as u16;
+    if Some(node) == avoid {
+        (node + 1) % (MAX_NODE_ID + 1)
+    } else {
+        node
+    }
+}
+
+/// The one wording of the node-id range, for every binding's messages.
+pub fn node_id_range() -> String {
+    format!("a node id is an integer in 0..={MAX_NODE_ID}")
+}
+
+/// Validate a node id option given as any integer (a binding's number).
+pub fn check_node_id(node_id: impl TryInto<u16> + Copy + fmt::Display) -> Result<u16> {
+    match node_id.try_into() {
+        Ok(n) if n <= MAX_NODE_ID => Ok(n),
+        _ => Err(Error::invalid_argument(format!(
+            "node id {node_id} is out of range: {}",
+            node_id_range()
+        ))),
+    }
 }
 
 /// Mint an id in `namespace` with an explicit node id.

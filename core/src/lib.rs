@@ -15,6 +15,7 @@ pub mod defaults;
 mod error;
 mod fence;
 mod options;
+pub mod redact;
 mod transport;
 mod types;
 
@@ -27,7 +28,7 @@ pub mod slot;
 pub mod worker;
 
 pub use client::Client;
-pub use error::{panicked, Error, ErrorKind, Result};
+pub use error::{panicked, BatchItem, Error, ErrorKind, Result, WriteState};
 pub use fence::BundleMismatch;
 pub use id::BrandedId;
 pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};

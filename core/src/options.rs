@@ -2,8 +2,11 @@
 
 use std::time::Duration;
 
-/// The default payload ceiling: 16 MiB.
-pub const DEFAULT_MAX_PAYLOAD: usize = 16 * 1024 * 1024;
+use crate::defaults;
+use crate::error::{Error, Result};
+
+/// The default payload ceiling: 16 MiB (kept for callers of the old name).
+pub const DEFAULT_MAX_PAYLOAD: usize = defaults::MAX_PAYLOAD;
 
 /// Options for [`crate::Client::connect`].
 #[derive(Debug, Clone)]
@@ -28,10 +31,31 @@ impl Default for ConnectOptions {
         ConnectOptions {
             node_id: None,
             client_name: None,
-            connect_timeout: Duration::from_secs(5),
-            response_timeout: Some(Duration::from_secs(30)),
-            max_payload: DEFAULT_MAX_PAYLOAD,
+            connect_timeout: Duration::from_millis(defaults::CONNECT_TIMEOUT_MS),
+            response_timeout: defaults::timeout_from_ms(defaults::RESPONSE_TIMEOUT_MS),
+            max_payload: defaults::MAX_PAYLOAD,
             strict_bundle: false,
         }
+    }
+}
+
+impl ConnectOptions {
+    /// Refuse what the server would refuse later, before the wire: a
+    /// `client_name` the server rejects (spaces, newlines, non-printable
+    /// characters), an empty one, and a zero connect timeout.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(name) = &self.client_name {
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_graphic()) {
+                return Err(Error::invalid_argument(format!(
+                    "client_name {name:?} must be non-empty printable ASCII without spaces"
+                )));
+            }
+        }
+        if self.connect_timeout.is_zero() {
+            return Err(Error::invalid_argument(
+                "connect_timeout must be greater than zero",
+            ));
+        }
+        Ok(())
     }
 }

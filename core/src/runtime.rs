@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::runtime::Runtime;
 
+use crate::error::{Error, Result};
+
 struct Owned {
     pid: u32,
     runtime: Arc<Runtime>,
@@ -13,12 +15,38 @@ struct Owned {
 
 static RUNTIME: Mutex<Option<Owned>> = Mutex::new(None);
 
+/// The runtime's worker threads when `EMQ_RUNTIME_THREADS` is unset.
+pub const DEFAULT_THREADS: usize = 2;
+/// The most worker threads `EMQ_RUNTIME_THREADS` may ask for.
+pub const MAX_THREADS: usize = 1024;
+
+/// `EMQ_RUNTIME_THREADS` as set now: `None` when unset or empty, an
+/// invalid-argument error unless it is an integer in 1..=1024.
+pub fn env_threads() -> Result<Option<usize>> {
+    let Ok(text) = std::env::var("EMQ_RUNTIME_THREADS") else {
+        return Ok(None);
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(Some(n)),
+        _ => Err(Error::invalid_argument(format!(
+            "EMQ_RUNTIME_THREADS {text:?} is not a thread count in 1..={MAX_THREADS}"
+        ))),
+    }
+}
+
+/// Refuse a malformed `EMQ_RUNTIME_THREADS` at connect, with a clear error,
+/// rather than silently running on the default.
+pub(crate) fn check_env() -> Result<()> {
+    env_threads().map(drop)
+}
+
 fn build() -> Arc<Runtime> {
-    let threads = std::env::var("EMQ_RUNTIME_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(2);
+    // A malformed value is refused at connect; here it falls back to the default.
+    let threads = env_threads().ok().flatten().unwrap_or(DEFAULT_THREADS);
     Arc::new(
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)

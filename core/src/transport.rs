@@ -42,8 +42,11 @@ pub(crate) struct Transport {
 impl Transport {
     /// Open, fence and record the bundle; fail on the first error.
     pub async fn connect(url: &str, options: ConnectOptions) -> Result<Arc<Self>> {
-        let info = redis::IntoConnectionInfo::into_connection_info(url)
-            .map_err(|e| Error::invalid_argument(format!("invalid server url {url:?}: {e}")))?;
+        let info = redis::IntoConnectionInfo::into_connection_info(url).map_err(|e| {
+            let shown = crate::redact::redact_url(url);
+            let why = crate::redact::scrub(&e.to_string(), url);
+            Error::invalid_argument(format!("invalid server url {shown:?}: {why}"))
+        })?;
         // RESP3, so the driver can tell us the moment the socket ends.
         let settings = info
             .redis_settings()
@@ -146,7 +149,15 @@ impl Transport {
             .client
             .get_multiplexed_async_connection_with_config(&config)
             .await
-            .map_err(|e| Error::new(ErrorKind::Connection, format!("cannot connect: {e}")))?;
+            .map_err(|e| {
+                // A connect attempt that ran out of time is a timeout, not a refusal.
+                let kind = if e.is_timeout() {
+                    ErrorKind::Timeout
+                } else {
+                    ErrorKind::Connection
+                };
+                Error::new(kind, format!("cannot connect: {e}"))
+            })?;
         if let Some(name) = &self.options.client_name {
             let _: () = redis::cmd("CLIENT")
                 .arg("SETNAME")

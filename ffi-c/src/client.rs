@@ -204,7 +204,7 @@ pub unsafe extern "C" fn emq_bundle_mismatches(
         let out = out_arg(out, "out")?;
         *out = std::ptr::null_mut();
         let items = client_arg(client)?
-            .bundle_mismatches()
+            .bundle_mismatches()?
             .into_iter()
             .map(|m| emq_bundle_mismatch {
                 field: c_string_raw(&m.field),
