@@ -38,9 +38,39 @@ export interface ErrorKindInfo {
 /** Every error kind, in code order. */
 export declare function errorKinds(): readonly ErrorKindInfo[]
 
+/** The core's defaults: every omitted option takes these. */
+export interface Defaults {
+  concurrency: number
+  leaseMs: number
+  maxAttempts: number
+  backoff: Backoff
+  backoffBaseMs: number
+  backoffCapMs: number
+  pumpIntervalMs: number
+  idleMaxMs: number
+  shutdownGraceMs: number
+  handlerBatch: number
+  connectTimeoutMs: number
+  responseTimeoutMs: number
+  maxPayload: number
+  browseLimit: number
+  pumpLimit: number
+}
+export declare function defaults(): Defaults
+
 /** Every error this package raises or rejects with. Match on `code`, never on `message`. */
+/** One payload of a batch cut short (`EMQ_PARTIAL_BATCH`). */
+export interface BatchItem {
+  id: string
+  state: 'written' | 'not_written' | 'unknown'
+}
+
 export declare class EchoMQError extends Error {
-  constructor(message: string, code: ErrorCode, details?: { found?: string; word?: string; cause?: unknown })
+  constructor(
+    message: string,
+    code: ErrorCode,
+    details?: { found?: string; word?: string; items?: BatchItem[]; cause?: unknown }
+  )
   readonly name: 'EchoMQError'
   readonly code: ErrorCode
   /** The C status number of the kind. */
@@ -49,6 +79,11 @@ export declare class EchoMQError extends Error {
   readonly found?: string
   /** `EMQ_PROTOCOL`: the unknown `EMQ*` class word the server sent. */
   readonly word?: string
+  /**
+   * `EMQ_PARTIAL_BATCH`: every payload's pre-minted id and whether it was
+   * written; resend the others with `enqueueWithId` (exact).
+   */
+  readonly items?: BatchItem[]
 }
 
 /** Throw (or reject with) this from a worker handler: the job goes straight to dead. */
@@ -231,6 +266,14 @@ export interface WorkerStats {
   dead: number
   leaseLost: number
   inFlight: number
+  /** Claims that failed (connection lost, timeout); retried after a pause. */
+  claimFailures: number
+  /** Heartbeat round trips that failed (those leases were not renewed). */
+  heartbeatFailures: number
+  /** Settlements that failed or timed out (the job's lease lapses; it is reaped). */
+  settleFailures: number
+  /** Jobs handed back to pending unrun (prefetched at close, past the grace period). */
+  released: number
 }
 
 /** Resolve = done; throw / reject = retry with backoff; throw `UnrecoverableError` = dead now. */

@@ -41,6 +41,8 @@ class EchoMQError extends Error {
     this.status = STATUS.get(code)
     if (details && details.found !== undefined) this.found = details.found
     if (details && details.word !== undefined) this.word = details.word
+    /** A partial batch: `[{id, state}]` per payload, state `written` / `not_written` / `unknown`. */
+    if (details && details.items !== undefined) this.items = details.items
   }
 }
 
@@ -55,7 +57,7 @@ class UnrecoverableError extends Error {
 function toEchoMQError(e) {
   if (e instanceof EchoMQError || e === null || typeof e !== 'object') return e
   if (STATUS.has(e.code)) {
-    return new EchoMQError(e.message, e.code, { found: e.found, word: e.word })
+    return new EchoMQError(e.message, e.code, { found: e.found, word: e.word, items: e.items })
   }
   if (NAPI_ARGUMENT_CODES.has(e.code)) {
     return new EchoMQError(e.message, ErrorCode.INVALID_ARGUMENT, { cause: e })
@@ -184,10 +186,10 @@ class Client {
   extendMany(queue, jobs, leaseMs) {
     return call(() => this[NATIVE].extendMany(queue, jobs, leaseMs)).then(settled)
   }
-  promote(queue, limit = 1000) {
+  promote(queue, limit) {
     return call(() => this[NATIVE].promote(queue, limit))
   }
-  reap(queue, limit = 1000) {
+  reap(queue, limit) {
     return call(() => this[NATIVE].reap(queue, limit))
   }
   counts(queue) {
@@ -196,7 +198,7 @@ class Client {
   job(queue, id) {
     return call(() => this[NATIVE].job(queue, id)).then(normalizeJob)
   }
-  browse(queue, set, newestFirst = false, limit = 100, range = null) {
+  browse(queue, set, newestFirst = false, limit = undefined, range = null) {
     return call(() => this[NATIVE].browse(queue, set, newestFirst, limit, range))
   }
   pause(queue) {
@@ -303,6 +305,8 @@ module.exports = {
   UnrecoverableError,
   ErrorCode,
   errorKinds: () => KINDS,
+  /** The core's default for every option (omitted options take these). */
+  defaults: () => native.defaults(),
   mintJobId: helper('mintJobId'),
   parseId: helper('parseId'),
   isValidId: helper('isValidId'),

@@ -498,6 +498,22 @@ typedef struct emq_stats {
     uint64_t dead;
     uint64_t lease_lost;
     uint64_t in_flight;
+    /**
+     * Claims that failed (connection lost, timeout); retried after a pause.
+     */
+    uint64_t claim_failures;
+    /**
+     * Heartbeat round trips that failed (those leases were not renewed).
+     */
+    uint64_t heartbeat_failures;
+    /**
+     * Settlements that failed or timed out (the lease lapses; the job is reaped).
+     */
+    uint64_t settle_failures;
+    /**
+     * Jobs handed back to pending unrun (prefetched at stop, past the grace period).
+     */
+    uint64_t released;
 } emq_stats;
 
 #define EMQ_KEY_PENDING 0
@@ -619,6 +635,18 @@ typedef struct emq_stats {
  * The client (or worker) was closed.
  */
 #define EMQ_ERR_CLOSED 16
+
+/**
+ * `emq_enqueue_many` lost its connection part way; the message says how
+ * many items were written. (Resend with `emq_enqueue_with_id`.)
+ */
+#define EMQ_ERR_PARTIAL_BATCH 22
+
+/**
+ * A bug inside the library (a panic in its threads, caught); the operation
+ * did not finish. `emq_worker_join` answers it when the worker's run panicked.
+ */
+#define EMQ_ERR_INTERNAL 23
 
 /**
  * C boundary: a required pointer argument was NULL.

@@ -107,7 +107,9 @@ where
     }
     let deferred = Deferred(deferred);
     echomq::runtime::runtime().spawn(async move {
-        let outcome = fut.await;
+        // A panic inside the core future rejects with `EMQ_INTERNAL` instead
+        // of leaving the Promise (and the pending count) unsettled for ever.
+        let outcome = echomq::runtime::caught(fut).await;
         channel.send(Box::new(move |raw_env| {
             let env = Env::from_raw(raw_env);
             let value = match outcome {

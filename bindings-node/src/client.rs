@@ -7,8 +7,8 @@ use napi_derive::napi;
 
 use echomq::{BrowseSet, Client, ConnectOptions, Counts, Enqueued, Job, JobInfo, TimeRange};
 
-use crate::convert::{num, payload, promise, uint};
-use crate::error::{invalid_argument, to_js};
+use crate::convert::{num, payload, promise, uint, uint_or};
+use crate::error::to_js;
 
 /// Connect options, camelCase (all optional).
 #[napi(object)]
@@ -122,19 +122,15 @@ fn connect_options(env: &Env, o: Option<ConnectOptionsJs>) -> Result<ConnectOpti
     let mut out = ConnectOptions::default();
     let Some(o) = o else { return Ok(out) };
     if let Some(n) = o.node_id {
-        let n = uint(env, "nodeId", n)?;
-        out.node_id =
-            Some(u16::try_from(n).map_err(|_| invalid_argument(env, "nodeId is above 1023"))?);
+        out.node_id = Some(crate::helpers::check_node_id(env, n)?);
     }
     out.client_name = o.client_name;
     if let Some(ms) = o.connect_timeout_ms {
         out.connect_timeout = Duration::from_millis(uint(env, "connectTimeoutMs", ms)?);
     }
     if let Some(ms) = o.response_timeout_ms {
-        out.response_timeout = match uint(env, "responseTimeoutMs", ms)? {
-            0 => None,
-            ms => Some(Duration::from_millis(ms)),
-        };
+        out.response_timeout =
+            echomq::defaults::timeout_from_ms(uint(env, "responseTimeoutMs", ms)?);
     }
     if let Some(n) = o.max_payload {
         out.max_payload = uint(env, "maxPayload", n)? as usize;
@@ -405,9 +401,14 @@ impl NativeClient {
     }
 
     #[napi]
-    pub fn promote<'env>(&self, env: &'env Env, queue: String, limit: f64) -> Result<Object<'env>> {
+    pub fn promote<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        limit: Option<f64>,
+    ) -> Result<Object<'env>> {
         let c = self.inner.clone();
-        let limit = uint(env, "limit", limit)?;
+        let limit = uint_or(env, "limit", limit, echomq::defaults::PUMP_LIMIT)?;
         promise(
             env,
             async move { c.promote(&queue, limit).await },
@@ -416,9 +417,14 @@ impl NativeClient {
     }
 
     #[napi]
-    pub fn reap<'env>(&self, env: &'env Env, queue: String, limit: f64) -> Result<Object<'env>> {
+    pub fn reap<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        limit: Option<f64>,
+    ) -> Result<Object<'env>> {
         let c = self.inner.clone();
-        let limit = uint(env, "limit", limit)?;
+        let limit = uint_or(env, "limit", limit, echomq::defaults::PUMP_LIMIT)?;
         promise(env, async move { c.reap(&queue, limit).await }, |_, n| {
             Ok(num(n))
         })
@@ -447,12 +453,12 @@ impl NativeClient {
         queue: String,
         set: String,
         newest_first: bool,
-        limit: f64,
+        limit: Option<f64>,
         range: Option<TimeRangeJs>,
     ) -> Result<Object<'env>> {
         let c = self.inner.clone();
         let set = BrowseSet::parse(&set).map_err(|e| to_js(env, &e))?;
-        let limit = uint(env, "limit", limit)?;
+        let limit = uint_or(env, "limit", limit, echomq::defaults::BROWSE_LIMIT)?;
         let range = match range {
             Some(r) => Some(TimeRange {
                 from_ms: uint(env, "range.fromMs", r.from_ms)?,

@@ -34,6 +34,11 @@ pub(crate) fn uint(env: &Env, name: &str, value: f64) -> Result<u64> {
     }
 }
 
+/// [`uint`] for an optional argument: `undefined` takes the core's `default`.
+pub(crate) fn uint_or(env: &Env, name: &str, value: Option<f64>, default: u64) -> Result<u64> {
+    value.map_or(Ok(default), |v| uint(env, name, v))
+}
+
 /// A u64 result as a JS number.
 pub(crate) fn num(value: u64) -> f64 {
     value as f64

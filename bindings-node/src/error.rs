@@ -21,7 +21,25 @@ fn build(env: &Env, e: &EmqError) -> Result<Error> {
     if let Some(word) = e.class_word() {
         obj.set("word", word)?;
     }
+    if let Some(items) = e.batch_items() {
+        // A partial batch: `[{id, state}]` per payload, in input order.
+        let list: Vec<BatchItemJs> = items
+            .iter()
+            .map(|i| BatchItemJs {
+                id: i.id.to_string(),
+                state: i.state.as_str().to_string(),
+            })
+            .collect();
+        obj.set("items", list)?;
+    }
     Ok(Error::from(obj.to_unknown()))
+}
+
+/// One item of a batch cut short: its id and `written` / `not_written` / `unknown`.
+#[napi(object)]
+pub struct BatchItemJs {
+    pub id: String,
+    pub state: String,
 }
 
 /// A core error of kind `InvalidArgument`, as a JS error.

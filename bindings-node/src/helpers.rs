@@ -10,14 +10,20 @@ use echomq::keys::{self, KeyType};
 use crate::convert::uint;
 use crate::error::{invalid_argument, to_js};
 
+/// A node id given as a JS number, checked (and worded) by the core.
+pub(crate) fn check_node_id(env: &Env, value: f64) -> Result<u16> {
+    let n = if value.fract() == 0.0 && value.abs() < 1e15 {
+        value as i64
+    } else {
+        i64::MAX
+    };
+    id::check_node_id(n).map_err(|e| to_js(env, &e))
+}
+
 fn node_id(env: &Env, value: Option<f64>) -> Result<u16> {
     match value {
         None => Ok(id::default_node_id()),
-        Some(v) => {
-            let n = uint(env, "nodeId", v)?;
-            u16::try_from(n)
-                .map_err(|_| invalid_argument(env, format!("node id {n} is outside 0..=1023")))
-        }
+        Some(v) => check_node_id(env, v),
     }
 }
 

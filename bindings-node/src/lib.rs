@@ -8,14 +8,18 @@
 //! `word` where the kind has them). `index.js` is the public face: it names the
 //! verbs, turns these errors into `EchoMQError`, and wraps the worker handler.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 mod bridge;
 mod client;
 mod convert;
+mod defaults;
 mod error;
 mod helpers;
 mod worker;
 
 pub use client::*;
+pub use defaults::*;
 pub use error::*;
 pub use helpers::*;
 pub use worker::*;

@@ -67,6 +67,10 @@ pub struct WorkerStatsJs {
     pub dead: f64,
     pub lease_lost: f64,
     pub in_flight: f64,
+    pub claim_failures: f64,
+    pub heartbeat_failures: f64,
+    pub settle_failures: f64,
+    pub released: f64,
 }
 
 impl From<WorkerStats> for WorkerStatsJs {
@@ -78,6 +82,10 @@ impl From<WorkerStats> for WorkerStatsJs {
             dead: num(s.dead),
             lease_lost: num(s.lease_lost),
             in_flight: num(s.in_flight),
+            claim_failures: num(s.claim_failures),
+            heartbeat_failures: num(s.heartbeat_failures),
+            settle_failures: num(s.settle_failures),
+            released: num(s.released),
         }
     }
 }

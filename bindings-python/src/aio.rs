@@ -2,8 +2,16 @@
 //! runtime and returns an `asyncio.Future` of the running loop; on completion
 //! the result is handed back with `loop.call_soon_threadsafe`. No thread per
 //! call, no extra crates. `echomq/_aio.py` wraps these into coroutines.
+//!
+//! Completions never take the GIL on a runtime thread: those threads also
+//! run worker heartbeats, and a busy interpreter must not delay a heartbeat
+//! past a lease. A runtime thread only queues the outcome; one hand-off
+//! thread per process attaches and passes it to the loop. A panic inside a
+//! core future is caught and rejects the future with `InternalError`.
 
 use std::future::Future;
+use std::sync::mpsc;
+use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -34,8 +42,8 @@ where
     let py_future = event_loop.call_method0("create_future")?;
     let (event_loop, target) = (event_loop.unbind(), py_future.clone().unbind());
     echomq::runtime::runtime().spawn(async move {
-        let outcome = fut.await;
-        crate::interp::attach(move |py| {
+        let outcome = echomq::runtime::caught(fut).await;
+        hand_off(Box::new(move |py| {
             let (ok, value) = match outcome {
                 Ok(v) => match convert(py, v) {
                     Ok(v) => (true, v),
@@ -53,9 +61,62 @@ where
                 });
             // A closed loop cannot take the answer; nobody is waiting for it.
             drop(handed);
-        });
+        }));
     });
     Ok(py_future)
+}
+
+/// Work that needs the interpreter, queued by a runtime thread.
+type Completion = Box<dyn for<'py> FnOnce(Python<'py>) + Send>;
+
+/// This process's hand-off thread (rebuilt in a forked child, where the
+/// parent's thread does not exist).
+static HANDOFF: Mutex<Option<(u32, mpsc::Sender<Completion>)>> = Mutex::new(None);
+
+/// Queue `done` for the hand-off thread, which attaches to the interpreter
+/// and runs it; the calling (runtime) thread never waits for the GIL.
+fn hand_off(done: Completion) {
+    let pid = std::process::id();
+    let mut slot = HANDOFF.lock().unwrap_or_else(|p| p.into_inner());
+    let sender = match slot.as_ref() {
+        Some((owner, sender)) if *owner == pid => sender.clone(),
+        _ => {
+            let (sender, receiver) = mpsc::channel::<Completion>();
+            let spawned = std::thread::Builder::new()
+                .name("echomq-py-handoff".into())
+                .spawn(move || {
+                    for done in receiver {
+                        crate::interp::attach(done);
+                    }
+                });
+            if spawned.is_err() {
+                // No thread to hand off to: attach here rather than never settle.
+                drop(slot);
+                crate::interp::attach(done);
+                return;
+            }
+            *slot = Some((pid, sender.clone()));
+            sender
+        }
+    };
+    drop(slot);
+    // The receiver lives as long as the process; a send cannot fail.
+    let _ = sender.send(done);
+}
+
+/// Test-only: an awaitable whose core future panics, to prove the asyncio
+/// future is rejected with `InternalError` rather than left pending.
+#[pyfunction]
+pub fn _panic_in_core_for_tests(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    future_into_py(
+        py,
+        async {
+            panic!("injected by _panic_in_core_for_tests");
+            #[allow(unreachable_code)]
+            Ok(())
+        },
+        none,
+    )
 }
 
 fn none(py: Python<'_>, _: ()) -> PyResult<Bound<'_, PyAny>> {
@@ -75,27 +136,27 @@ fn flag(py: Python<'_>, b: bool) -> PyResult<Bound<'_, PyAny>> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=5000,
-    response_timeout_ms=30000, max_payload=echomq::DEFAULT_MAX_PAYLOAD, strict_bundle=false))]
+#[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
+    response_timeout_ms=None, max_payload=None, strict_bundle=false))]
 #[allow(clippy::too_many_arguments)]
-pub fn connect_async(
-    py: Python<'_>,
+pub fn connect_async<'py>(
+    py: Python<'py>,
     url: String,
-    node_id: Option<u16>,
+    node_id: Option<Bound<'py, PyAny>>,
     client_name: Option<String>,
-    connect_timeout_ms: u64,
-    response_timeout_ms: u64,
-    max_payload: usize,
+    connect_timeout_ms: Option<Bound<'py, PyAny>>,
+    response_timeout_ms: Option<Bound<'py, PyAny>>,
+    max_payload: Option<Bound<'py, PyAny>>,
     strict_bundle: bool,
-) -> PyResult<Bound<'_, PyAny>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let options = connect_options(
-        node_id,
+        node_id.as_ref(),
         client_name,
-        connect_timeout_ms,
-        response_timeout_ms,
-        max_payload,
+        connect_timeout_ms.as_ref(),
+        response_timeout_ms.as_ref(),
+        max_payload.as_ref(),
         strict_bundle,
-    );
+    )?;
     future_into_py(
         py,
         async move { echomq::Client::connect(&url, options).await },
@@ -325,21 +386,40 @@ impl NativeAsyncClient {
         )
     }
 
-    #[pyo3(signature = (queue, limit=1000))]
+    #[pyo3(signature = (queue, limit=None))]
     fn promote<'py>(
         &self,
         py: Python<'py>,
         queue: String,
-        limit: u64,
+        limit: Option<u64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let c = self.inner.clone();
-        future_into_py(py, async move { c.promote(&queue, limit).await }, count)
+        future_into_py(
+            py,
+            async move {
+                c.promote(&queue, limit.unwrap_or(echomq::defaults::PUMP_LIMIT))
+                    .await
+            },
+            count,
+        )
     }
 
-    #[pyo3(signature = (queue, limit=1000))]
-    fn reap<'py>(&self, py: Python<'py>, queue: String, limit: u64) -> PyResult<Bound<'py, PyAny>> {
+    #[pyo3(signature = (queue, limit=None))]
+    fn reap<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        limit: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let c = self.inner.clone();
-        future_into_py(py, async move { c.reap(&queue, limit).await }, count)
+        future_into_py(
+            py,
+            async move {
+                c.reap(&queue, limit.unwrap_or(echomq::defaults::PUMP_LIMIT))
+                    .await
+            },
+            count,
+        )
     }
 
     fn counts<'py>(&self, py: Python<'py>, queue: String) -> PyResult<Bound<'py, PyAny>> {
@@ -361,21 +441,30 @@ impl NativeAsyncClient {
         )
     }
 
-    #[pyo3(signature = (queue, set, newest_first=false, limit=100, range=None))]
+    #[pyo3(signature = (queue, set, newest_first=false, limit=None, range=None))]
     fn browse<'py>(
         &self,
         py: Python<'py>,
         queue: String,
         set: String,
         newest_first: bool,
-        limit: u64,
+        limit: Option<u64>,
         range: Option<(u64, u64)>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (set, range) = browse_args(&set, range)?;
         let c = self.inner.clone();
         future_into_py(
             py,
-            async move { c.browse(&queue, set, newest_first, limit, range).await },
+            async move {
+                c.browse(
+                    &queue,
+                    set,
+                    newest_first,
+                    limit.unwrap_or(echomq::defaults::BROWSE_LIMIT),
+                    range,
+                )
+                .await
+            },
             |py, ids| Ok(PyList::new(py, ids.iter().map(|i| i.as_str()))?.into_any()),
         )
     }

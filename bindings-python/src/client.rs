@@ -55,27 +55,27 @@ pub fn browse_args(
 }
 
 #[pyfunction]
-#[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=5000,
-    response_timeout_ms=30000, max_payload=echomq::DEFAULT_MAX_PAYLOAD, strict_bundle=false))]
+#[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
+    response_timeout_ms=None, max_payload=None, strict_bundle=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
     url: String,
-    node_id: Option<u16>,
+    node_id: Option<Bound<'_, PyAny>>,
     client_name: Option<String>,
-    connect_timeout_ms: u64,
-    response_timeout_ms: u64,
-    max_payload: usize,
+    connect_timeout_ms: Option<Bound<'_, PyAny>>,
+    response_timeout_ms: Option<Bound<'_, PyAny>>,
+    max_payload: Option<Bound<'_, PyAny>>,
     strict_bundle: bool,
 ) -> PyResult<Client> {
     let options = connect_options(
-        node_id,
+        node_id.as_ref(),
         client_name,
-        connect_timeout_ms,
-        response_timeout_ms,
-        max_payload,
+        connect_timeout_ms.as_ref(),
+        response_timeout_ms.as_ref(),
+        max_payload.as_ref(),
         strict_bundle,
-    );
+    )?;
     let inner = py
         .detach(|| blocking::Client::connect(&url, options))
         .map_err(err)?;
@@ -269,16 +269,18 @@ impl Client {
         verdicts(py, answers)
     }
 
-    #[pyo3(signature = (queue, limit=1000))]
-    fn promote(&self, py: Python<'_>, queue: String, limit: u64) -> PyResult<u64> {
+    #[pyo3(signature = (queue, limit=None))]
+    fn promote(&self, py: Python<'_>, queue: String, limit: Option<u64>) -> PyResult<u64> {
         let c = &self.inner;
-        py.detach(|| c.promote(&queue, limit)).map_err(err)
+        py.detach(|| c.promote(&queue, limit.unwrap_or(echomq::defaults::PUMP_LIMIT)))
+            .map_err(err)
     }
 
-    #[pyo3(signature = (queue, limit=1000))]
-    fn reap(&self, py: Python<'_>, queue: String, limit: u64) -> PyResult<u64> {
+    #[pyo3(signature = (queue, limit=None))]
+    fn reap(&self, py: Python<'_>, queue: String, limit: Option<u64>) -> PyResult<u64> {
         let c = &self.inner;
-        py.detach(|| c.reap(&queue, limit)).map_err(err)
+        py.detach(|| c.reap(&queue, limit.unwrap_or(echomq::defaults::PUMP_LIMIT)))
+            .map_err(err)
     }
 
     fn counts(&self, py: Python<'_>, queue: String) -> PyResult<Counts> {
@@ -292,20 +294,28 @@ impl Client {
         Ok(row.map(|r| JobInfo::new(py, r)))
     }
 
-    #[pyo3(signature = (queue, set, newest_first=false, limit=100, range=None))]
+    #[pyo3(signature = (queue, set, newest_first=false, limit=None, range=None))]
     fn browse(
         &self,
         py: Python<'_>,
         queue: String,
         set: String,
         newest_first: bool,
-        limit: u64,
+        limit: Option<u64>,
         range: Option<(u64, u64)>,
     ) -> PyResult<Vec<String>> {
         let (set, range) = browse_args(&set, range)?;
         let c = &self.inner;
         let ids = py
-            .detach(|| c.browse(&queue, set, newest_first, limit, range))
+            .detach(|| {
+                c.browse(
+                    &queue,
+                    set,
+                    newest_first,
+                    limit.unwrap_or(echomq::defaults::BROWSE_LIMIT),
+                    range,
+                )
+            })
             .map_err(err)?;
         Ok(ids.iter().map(|i| i.to_string()).collect())
     }

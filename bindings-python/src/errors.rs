@@ -18,7 +18,16 @@ pub fn exception<'py>(py: Python<'py>, e: &echomq::Error) -> Bound<'py, PyAny> {
                     .unbind(),
             )
         })
-        .and_then(|make| make.bind(py).call1((e.code(), e.message(), detail)));
+        .and_then(|make| {
+            // A partial batch carries each item's (id, state), in input order.
+            let items: Option<Vec<(String, &str)>> = e.batch_items().map(|items| {
+                items
+                    .iter()
+                    .map(|i| (i.id.to_string(), i.state.as_str()))
+                    .collect()
+            });
+            make.bind(py).call1((e.code(), e.message(), detail, items))
+        });
     match made {
         Ok(value) => value,
         // Only if the package is broken; still never lose the message.

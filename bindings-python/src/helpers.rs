@@ -22,9 +22,9 @@ fn key_bytes(key: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 
 #[pyfunction]
 #[pyo3(signature = (node_id=None))]
-pub fn mint_job_id(node_id: Option<u16>) -> PyResult<String> {
+pub fn mint_job_id(node_id: Option<i64>) -> PyResult<String> {
     let minted = match node_id {
-        Some(n) => id::mint_job_id_with(n).map_err(err)?,
+        Some(n) => id::mint_job_id_with(id::check_node_id(n).map_err(err)?).map_err(err)?,
         None => id::mint_job_id(),
     };
     Ok(minted.to_string())

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 mod aio;
 mod client;
+mod defaults;
 mod errors;
 mod helpers;
 mod interp;
@@ -38,6 +39,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(helpers::classify, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::slot, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults::defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(aio::_panic_in_core_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(interp::_at_exit, m)?)?;
     m.py()
         .import("atexit")?

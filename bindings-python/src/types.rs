@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use pyo3::exceptions::PyTypeError;
+
+use crate::defaults::{count_or, uint_or};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
@@ -93,23 +95,40 @@ pub fn as_refs(pairs: &[(String, u64)]) -> Vec<(&str, u64)> {
 
 // ---- connect options -----------------------------------------------------------
 
+/// The connect keywords; `None` takes the core's default.
 pub fn connect_options(
-    node_id: Option<u16>,
+    node_id: Option<&Bound<'_, PyAny>>,
     client_name: Option<String>,
-    connect_timeout_ms: u64,
-    response_timeout_ms: u64,
-    max_payload: usize,
+    connect_timeout_ms: Option<&Bound<'_, PyAny>>,
+    response_timeout_ms: Option<&Bound<'_, PyAny>>,
+    max_payload: Option<&Bound<'_, PyAny>>,
     strict_bundle: bool,
-) -> echomq::ConnectOptions {
-    echomq::ConnectOptions {
+) -> PyResult<echomq::ConnectOptions> {
+    use echomq::defaults as core;
+    let node_id = match node_id.filter(|n| !n.is_none()) {
+        Some(n) => Some(
+            echomq::id::check_node_id(n.extract::<i64>().unwrap_or(i64::MAX))
+                .map_err(crate::errors::err)?,
+        ),
+        None => None,
+    };
+    let response_ms = uint_or(
+        "response_timeout_ms",
+        response_timeout_ms,
+        core::RESPONSE_TIMEOUT_MS,
+    )?;
+    Ok(echomq::ConnectOptions {
         node_id,
         client_name,
-        connect_timeout: Duration::from_millis(connect_timeout_ms),
-        response_timeout: (response_timeout_ms > 0)
-            .then(|| Duration::from_millis(response_timeout_ms)),
-        max_payload,
+        connect_timeout: Duration::from_millis(uint_or(
+            "connect_timeout_ms",
+            connect_timeout_ms,
+            core::CONNECT_TIMEOUT_MS,
+        )?),
+        response_timeout: core::timeout_from_ms(response_ms),
+        max_payload: count_or("max_payload", max_payload, core::MAX_PAYLOAD)?,
         strict_bundle,
-    }
+    })
 }
 
 // ---- answers ---------------------------------------------------------------
@@ -314,14 +333,29 @@ pub struct WorkerStats {
     pub dead: u64,
     pub lease_lost: u64,
     pub in_flight: u64,
+    pub claim_failures: u64,
+    pub heartbeat_failures: u64,
+    pub settle_failures: u64,
+    pub released: u64,
 }
 
 #[pymethods]
 impl WorkerStats {
     fn __repr__(&self) -> String {
         format!(
-            "WorkerStats(claimed={}, completed={}, retried={}, dead={}, lease_lost={}, in_flight={})",
-            self.claimed, self.completed, self.retried, self.dead, self.lease_lost, self.in_flight
+            "WorkerStats(claimed={}, completed={}, retried={}, dead={}, lease_lost={}, \
+             in_flight={}, claim_failures={}, heartbeat_failures={}, settle_failures={}, \
+             released={})",
+            self.claimed,
+            self.completed,
+            self.retried,
+            self.dead,
+            self.lease_lost,
+            self.in_flight,
+            self.claim_failures,
+            self.heartbeat_failures,
+            self.settle_failures,
+            self.released
         )
     }
 }
@@ -334,6 +368,10 @@ impl From<echomq::WorkerStats> for WorkerStats {
             retried: s.retried,
             dead: s.dead,
             lease_lost: s.lease_lost,
+            claim_failures: s.claim_failures,
+            heartbeat_failures: s.heartbeat_failures,
+            settle_failures: s.settle_failures,
+            released: s.released,
             in_flight: s.in_flight,
         }
     }

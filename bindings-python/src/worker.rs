@@ -13,6 +13,7 @@ use echomq::{Backoff, HandlerError, Verdict, WorkerOptions};
 
 use crate::aio::{future_into_py, NativeAsyncClient};
 use crate::client::Client;
+use crate::defaults::{count_or, uint_or};
 use crate::errors::{err, is_unrecoverable};
 use crate::types::{Job, WorkerStats};
 
@@ -99,43 +100,64 @@ pub struct NativeWorker {
 #[pymethods]
 impl NativeWorker {
     #[new]
-    #[pyo3(signature = (client, queue, handler, *, concurrency=10, lease_ms=30000,
-        max_attempts=5, backoff="exponential", backoff_base_ms=1000, backoff_cap_ms=60000,
-        pump_interval_ms=1000, idle_max_ms=50, shutdown_grace_ms=10000, prefetch=None,
-        handler_batch=1, batched=false))]
+    /// Every option is `None` by default and then takes the core's default
+    /// (`echomq.defaults()`); the core checks each option's range.
+    #[pyo3(signature = (client, queue, handler, *, concurrency=None, lease_ms=None,
+        max_attempts=None, backoff=None, backoff_base_ms=None, backoff_cap_ms=None,
+        pump_interval_ms=None, idle_max_ms=None, shutdown_grace_ms=None, prefetch=None,
+        handler_batch=None, batched=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         client: &Bound<'_, PyAny>,
         queue: String,
         handler: Py<PyAny>,
-        concurrency: usize,
-        lease_ms: u64,
-        max_attempts: u64,
-        backoff: &str,
-        backoff_base_ms: u64,
-        backoff_cap_ms: u64,
-        pump_interval_ms: u64,
-        idle_max_ms: u64,
-        shutdown_grace_ms: u64,
-        prefetch: Option<usize>,
-        handler_batch: usize,
+        concurrency: Option<Bound<'_, PyAny>>,
+        lease_ms: Option<Bound<'_, PyAny>>,
+        max_attempts: Option<Bound<'_, PyAny>>,
+        backoff: Option<&str>,
+        backoff_base_ms: Option<Bound<'_, PyAny>>,
+        backoff_cap_ms: Option<Bound<'_, PyAny>>,
+        pump_interval_ms: Option<Bound<'_, PyAny>>,
+        idle_max_ms: Option<Bound<'_, PyAny>>,
+        shutdown_grace_ms: Option<Bound<'_, PyAny>>,
+        prefetch: Option<Bound<'_, PyAny>>,
+        handler_batch: Option<Bound<'_, PyAny>>,
         batched: bool,
     ) -> PyResult<Self> {
         if !handler.bind(client.py()).is_callable() {
             return Err(PyTypeError::new_err("handler must be callable"));
         }
+        let d = WorkerOptions::default();
         let options = WorkerOptions {
-            concurrency,
-            lease_ms,
-            max_attempts,
-            backoff: Backoff::parse(backoff).map_err(err)?,
-            backoff_base_ms,
-            backoff_cap_ms,
-            pump_interval_ms,
-            idle_max_ms,
-            shutdown_grace_ms,
-            prefetch,
-            handler_batch,
+            concurrency: count_or("concurrency", concurrency.as_ref(), d.concurrency)?,
+            lease_ms: uint_or("lease_ms", lease_ms.as_ref(), d.lease_ms)?,
+            max_attempts: uint_or("max_attempts", max_attempts.as_ref(), d.max_attempts)?,
+            backoff: match backoff {
+                Some(name) => Backoff::parse(name).map_err(err)?,
+                None => d.backoff,
+            },
+            backoff_base_ms: uint_or(
+                "backoff_base_ms",
+                backoff_base_ms.as_ref(),
+                d.backoff_base_ms,
+            )?,
+            backoff_cap_ms: uint_or("backoff_cap_ms", backoff_cap_ms.as_ref(), d.backoff_cap_ms)?,
+            pump_interval_ms: uint_or(
+                "pump_interval_ms",
+                pump_interval_ms.as_ref(),
+                d.pump_interval_ms,
+            )?,
+            idle_max_ms: uint_or("idle_max_ms", idle_max_ms.as_ref(), d.idle_max_ms)?,
+            shutdown_grace_ms: uint_or(
+                "shutdown_grace_ms",
+                shutdown_grace_ms.as_ref(),
+                d.shutdown_grace_ms,
+            )?,
+            prefetch: match prefetch.as_ref().filter(|p| !p.is_none()) {
+                Some(p) => Some(count_or("prefetch", Some(p), 0)?),
+                None => None,
+            },
+            handler_batch: count_or("handler_batch", handler_batch.as_ref(), d.handler_batch)?,
         };
         let worker = echomq::Worker::new_blocking_batch(
             core_client(client)?,
@@ -181,6 +203,11 @@ impl NativeWorker {
         future_into_py(py, async move { worker.run().await }, |py, ()| {
             Ok(py.None().into_bound(py))
         })
+    }
+
+    /// Test-only: the next run panics inside the core loop.
+    fn _panic_next_run_for_tests(&self) {
+        self.worker.panic_next_run_for_tests();
     }
 
     /// Stop claiming; in-flight jobs finish within the grace period.

@@ -99,10 +99,22 @@ impl Client {
     /// Fields of `{emq}:bundle` that another runtime recorded with different SHAs.
     /// [`ErrorKind::Closed`] once the client is closed, like every other call.
     pub fn bundle_mismatches(&self) -> Result<Vec<BundleMismatch>> {
-        if self.transport.is_closed() {
+        self.check_open()?;
+        Ok(self.transport.bundle_mismatches())
+    }
+
+    /// Has [`Client::close`] been called (on this client or a clone)?
+    pub fn is_closed(&self) -> bool {
+        self.transport.is_closed()
+    }
+
+    /// `Err(Closed)` once the client is closed, for callers that must refuse
+    /// to start work on it.
+    pub fn check_open(&self) -> Result<()> {
+        if self.is_closed() {
             return Err(Error::new(ErrorKind::Closed, "client is closed"));
         }
-        Ok(self.transport.bundle_mismatches())
+        Ok(())
     }
 
     /// Close the connection; later calls fail with [`ErrorKind::Closed`].

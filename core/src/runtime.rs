@@ -57,6 +57,19 @@ fn build() -> Arc<Runtime> {
     )
 }
 
+/// `fut`, with a panic inside it answered as an [`ErrorKind::Internal`]
+/// error instead of unwinding: the async bridges (Node, Python asyncio) run
+/// every call through it so a Promise or future always settles.
+///
+/// [`ErrorKind::Internal`]: crate::ErrorKind::Internal
+pub async fn caught<T>(fut: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    use futures_util::FutureExt;
+    std::panic::AssertUnwindSafe(fut)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|p| Err(Error::internal_panic("the call", &*p)))
+}
+
 /// The process's runtime (worker threads: `EMQ_RUNTIME_THREADS`, default 2).
 pub fn runtime() -> Arc<Runtime> {
     let pid = std::process::id();

@@ -34,12 +34,8 @@ impl Fail {
     }
 
     fn panic(payload: Box<dyn Any + Send>) -> Fail {
-        let what = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".to_string());
-        Fail::Boundary(EMQ_ERR_PANIC, format!("echomq panicked: {what}"))
+        let what = emq_core::panicked(&*payload);
+        Fail::Boundary(EMQ_ERR_PANIC, format!("echomq {what}"))
     }
 
     pub(crate) fn status(&self) -> emq_status {

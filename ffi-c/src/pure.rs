@@ -88,13 +88,11 @@ pub unsafe extern "C" fn emq_mint_job_id(
 ) -> emq_status {
     guard(err, || {
         let out = out_arg(out, "out")?;
-        let id = if node_id < 0 {
+        // -1 is the process default; every other value must be a node id.
+        let id = if node_id == -1 {
             id::mint_job_id()
         } else {
-            let n = u16::try_from(node_id).map_err(|_| {
-                Fail::invalid_argument(format!("node id {node_id} is outside 0..=1023"))
-            })?;
-            id::mint_job_id_with(n)?
+            id::mint_job_id_with(id::check_node_id(node_id)?)?
         };
         out.text = id_buf(&id);
         Ok(())

@@ -45,6 +45,12 @@ pub const EMQ_ERR_JOB_ACTIVE: emq_status = 14;
 pub const EMQ_ERR_BUNDLE_MISMATCH: emq_status = 15;
 /// The client (or worker) was closed.
 pub const EMQ_ERR_CLOSED: emq_status = 16;
+/// `emq_enqueue_many` lost its connection part way; the message says how
+/// many items were written. (Resend with `emq_enqueue_with_id`.)
+pub const EMQ_ERR_PARTIAL_BATCH: emq_status = 22;
+/// A bug inside the library (a panic in its threads, caught); the operation
+/// did not finish. `emq_worker_join` answers it when the worker's run panicked.
+pub const EMQ_ERR_INTERNAL: emq_status = 23;
 /// C boundary: a required pointer argument was NULL.
 pub const EMQ_ERR_NULL_POINTER: emq_status = 100;
 /// C boundary: a string argument was not valid UTF-8.
@@ -55,7 +61,7 @@ pub const EMQ_ERR_PANIC: emq_status = 102;
 
 /// The status of each core kind, in `ErrorKind::ALL` order (checked by a test
 /// against `ErrorKind::status()`).
-pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 16] = [
+pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 18] = [
     (ErrorKind::Kind, EMQ_ERR_KIND),
     (ErrorKind::Stale, EMQ_ERR_STALE),
     (ErrorKind::Gone, EMQ_ERR_GONE),
@@ -72,6 +78,8 @@ pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 16] = [
     (ErrorKind::JobActive, EMQ_ERR_JOB_ACTIVE),
     (ErrorKind::BundleMismatch, EMQ_ERR_BUNDLE_MISMATCH),
     (ErrorKind::Closed, EMQ_ERR_CLOSED),
+    (ErrorKind::PartialBatch, EMQ_ERR_PARTIAL_BATCH),
+    (ErrorKind::Internal, EMQ_ERR_INTERNAL),
 ];
 
 /// An error record. Allocated by the library, released with `emq_error_free`.

@@ -78,8 +78,9 @@ fn struct_layouts_lp64() {
         max_attempts => 16, backoff_base_ms => 24, backoff_cap_ms => 32,
         pump_interval_ms => 40, idle_max_ms => 48, shutdown_grace_ms => 56,
         prefetch => 64, handler_batch => 72);
-    layout!(emq_stats, 48, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
-        lease_lost => 32, in_flight => 40);
+    layout!(emq_stats, 80, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
+        lease_lost => 32, in_flight => 40, claim_failures => 48, heartbeat_failures => 56,
+        settle_failures => 64, released => 72);
 }
 
 #[test]
@@ -316,7 +317,7 @@ fn api_parity_with_docs() {
         );
         codes += 1;
     }
-    assert_eq!(codes, 16);
+    assert_eq!(codes, crate::status::KIND_STATUS.len());
 }
 
 fn upper_snake(camel: &str) -> String {

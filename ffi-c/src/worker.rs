@@ -102,6 +102,14 @@ pub struct emq_stats {
     pub dead: u64,
     pub lease_lost: u64,
     pub in_flight: u64,
+    /// Claims that failed (connection lost, timeout); retried after a pause.
+    pub claim_failures: u64,
+    /// Heartbeat round trips that failed (those leases were not renewed).
+    pub heartbeat_failures: u64,
+    /// Settlements that failed or timed out (the lease lapses; the job is reaped).
+    pub settle_failures: u64,
+    /// Jobs handed back to pending unrun (prefetched at stop, past the grace period).
+    pub released: u64,
 }
 
 /// The documented defaults (concurrency 10, lease 30000 ms, 5 attempts,
@@ -273,6 +281,7 @@ impl emq_worker {
         if handle.is_some() {
             return Err(Fail::invalid_argument("this worker was already started"));
         }
+        self.worker.client().check_open()?;
         *handle = Some(Arc::new(self.worker.spawn()));
         Ok(())
     }
@@ -419,6 +428,10 @@ pub unsafe extern "C" fn emq_worker_stats(
             dead: s.dead,
             lease_lost: s.lease_lost,
             in_flight: s.in_flight,
+            claim_failures: s.claim_failures,
+            heartbeat_failures: s.heartbeat_failures,
+            settle_failures: s.settle_failures,
+            released: s.released,
         };
         Ok(())
     })

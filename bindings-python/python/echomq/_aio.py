@@ -113,10 +113,10 @@ class AsyncClient:
     ) -> List[Optional[EchoMQError]]:
         return await self._native.extend_many(queue, jobs, lease_ms)
 
-    async def promote(self, queue: str, limit: int = 1000) -> int:
+    async def promote(self, queue: str, limit: Optional[int] = None) -> int:
         return await self._native.promote(queue, limit)
 
-    async def reap(self, queue: str, limit: int = 1000) -> int:
+    async def reap(self, queue: str, limit: Optional[int] = None) -> int:
         return await self._native.reap(queue, limit)
 
     async def counts(self, queue: str) -> Counts:
@@ -130,7 +130,7 @@ class AsyncClient:
         queue: str,
         set: Literal["pending", "dead", "schedule", "scheduled", "active"],
         newest_first: bool = False,
-        limit: int = 100,
+        limit: Optional[int] = None,
         range: Optional[Tuple[int, int]] = None,
     ) -> List[str]:
         return await self._native.browse(queue, set, newest_first, limit, range)
@@ -156,12 +156,13 @@ async def connect_async(
     *,
     node_id: Optional[int] = None,
     client_name: Optional[str] = None,
-    connect_timeout_ms: int = 5000,
-    response_timeout_ms: int = 30000,
-    max_payload: int = _native.DEFAULT_MAX_PAYLOAD,
+    connect_timeout_ms: Optional[int] = None,
+    response_timeout_ms: Optional[int] = None,
+    max_payload: Optional[int] = None,
     strict_bundle: bool = False,
 ) -> AsyncClient:
-    """Connect (and fence) without blocking the running loop."""
+    """Connect (and fence) without blocking the running loop. Omitted options
+    take the core's defaults (``echomq.defaults()``)."""
     native = await _native.connect_async(
         url,
         node_id=node_id,

@@ -7,7 +7,7 @@ messages. Every class carries ``.code`` (the ErrorKind code string).
 from __future__ import annotations
 
 import builtins
-from typing import Any, Dict, Optional, Tuple, Type
+from typing import Any, Dict, List, Optional, Tuple, Type
 
 __all__ = [
     "EchoMQError",
@@ -27,6 +27,8 @@ __all__ = [
     "JobActiveError",
     "BundleMismatchError",
     "ClosedError",
+    "PartialBatchError",
+    "InternalError",
     "Unrecoverable",
 ]
 
@@ -153,6 +155,32 @@ class ClosedError(EchoMQError):
     code = "EMQ_CLOSED"
 
 
+class PartialBatchError(EchoMQError):
+    """A batch (``enqueue_many``) lost its connection part way. ``.items`` is
+    one ``(id, state)`` per payload, in order, with state ``"written"``,
+    ``"not_written"`` or ``"unknown"``: resend every item not written with
+    ``enqueue_with_id(queue, id, payload)`` (exact: a written one answers
+    ``duplicate``)."""
+
+    code = "EMQ_PARTIAL_BATCH"
+
+    def __init__(
+        self,
+        message: str = "",
+        code: Optional[str] = None,
+        items: Optional[List[Tuple[str, str]]] = None,
+    ) -> None:
+        super().__init__(message, code)
+        self.items: List[Tuple[str, str]] = list(items or [])
+
+
+class InternalError(EchoMQError):
+    """A bug inside EchoMQ (a panic) caught before it reached Python; the
+    operation did not finish."""
+
+    code = "EMQ_INTERNAL"
+
+
 class Unrecoverable(Exception):
     """Raise from a worker handler to send the job straight to dead (no retries)."""
 
@@ -176,13 +204,22 @@ _BY_CODE: Dict[str, Type[EchoMQError]] = {
         JobActiveError,
         BundleMismatchError,
         ClosedError,
+        PartialBatchError,
+        InternalError,
     )
 }
 
 
-def _from_native(code: str, message: str, detail: Optional[str]) -> EchoMQError:
+def _from_native(
+    code: str,
+    message: str,
+    detail: Optional[str],
+    items: Optional[List[Tuple[str, str]]] = None,
+) -> EchoMQError:
     """Called by the native module: the exception instance for a core error."""
     cls = _BY_CODE.get(code, EchoMQError)
+    if cls is PartialBatchError:
+        return PartialBatchError(message, items=items)
     if cls is VersionFenceError:
         return VersionFenceError(message, found=detail or "")
     if cls is ProtocolError:

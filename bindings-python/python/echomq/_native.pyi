@@ -3,7 +3,7 @@
 
 import asyncio
 from types import TracebackType
-from typing import Callable, Iterable, List, Literal, Optional, Tuple, Type, Union, final
+from typing import Callable, Dict, Iterable, List, Literal, Optional, Tuple, Type, Union, final
 
 from ._errors import EchoMQError
 
@@ -93,6 +93,14 @@ class WorkerStats:
     def lease_lost(self) -> int: ...
     @property
     def in_flight(self) -> int: ...
+    @property
+    def claim_failures(self) -> int: ...
+    @property
+    def heartbeat_failures(self) -> int: ...
+    @property
+    def settle_failures(self) -> int: ...
+    @property
+    def released(self) -> int: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -162,8 +170,8 @@ class Client:
     def extend_many(
         self, queue: str, jobs: Iterable[_IdToken], lease_ms: int
     ) -> List[Optional[EchoMQError]]: ...
-    def promote(self, queue: str, limit: int = 1000) -> int: ...
-    def reap(self, queue: str, limit: int = 1000) -> int: ...
+    def promote(self, queue: str, limit: Optional[int] = None) -> int: ...
+    def reap(self, queue: str, limit: Optional[int] = None) -> int: ...
     def counts(self, queue: str) -> Counts: ...
     def job(self, queue: str, id: str) -> Optional[JobInfo]: ...
     def browse(
@@ -171,7 +179,7 @@ class Client:
         queue: str,
         set: _BrowseSet,
         newest_first: bool = False,
-        limit: int = 100,
+        limit: Optional[int] = None,
         range: Optional[Tuple[int, int]] = None,
     ) -> List[str]: ...
     def pause(self, queue: str) -> None: ...
@@ -185,9 +193,9 @@ def connect(
     *,
     node_id: Optional[int] = None,
     client_name: Optional[str] = None,
-    connect_timeout_ms: int = 5000,
-    response_timeout_ms: int = 30000,
-    max_payload: int = ...,
+    connect_timeout_ms: Optional[int] = None,
+    response_timeout_ms: Optional[int] = None,
+    max_payload: Optional[int] = None,
     strict_bundle: bool = False,
 ) -> Client:
     """Connect (and fence) a blocking client."""
@@ -197,9 +205,9 @@ def connect_async(
     *,
     node_id: Optional[int] = None,
     client_name: Optional[str] = None,
-    connect_timeout_ms: int = 5000,
-    response_timeout_ms: int = 30000,
-    max_payload: int = ...,
+    connect_timeout_ms: Optional[int] = None,
+    response_timeout_ms: Optional[int] = None,
+    max_payload: Optional[int] = None,
     strict_bundle: bool = False,
 ) -> asyncio.Future[NativeAsyncClient]: ...
 
@@ -246,8 +254,8 @@ class NativeAsyncClient:
     def extend_many(
         self, queue: str, jobs: Iterable[_IdToken], lease_ms: int
     ) -> asyncio.Future[List[Optional[EchoMQError]]]: ...
-    def promote(self, queue: str, limit: int = 1000) -> asyncio.Future[int]: ...
-    def reap(self, queue: str, limit: int = 1000) -> asyncio.Future[int]: ...
+    def promote(self, queue: str, limit: Optional[int] = None) -> asyncio.Future[int]: ...
+    def reap(self, queue: str, limit: Optional[int] = None) -> asyncio.Future[int]: ...
     def counts(self, queue: str) -> asyncio.Future[Counts]: ...
     def job(self, queue: str, id: str) -> asyncio.Future[Optional[JobInfo]]: ...
     def browse(
@@ -255,7 +263,7 @@ class NativeAsyncClient:
         queue: str,
         set: str,
         newest_first: bool = False,
-        limit: int = 100,
+        limit: Optional[int] = None,
         range: Optional[Tuple[int, int]] = None,
     ) -> asyncio.Future[List[str]]: ...
     def pause(self, queue: str) -> asyncio.Future[None]: ...
@@ -272,23 +280,24 @@ class NativeWorker:
         queue: str,
         handler: Callable[..., object],
         *,
-        concurrency: int = 10,
-        lease_ms: int = 30000,
-        max_attempts: int = 5,
-        backoff: str = "exponential",
-        backoff_base_ms: int = 1000,
-        backoff_cap_ms: int = 60000,
-        pump_interval_ms: int = 1000,
-        idle_max_ms: int = 50,
-        shutdown_grace_ms: int = 10000,
+        concurrency: Optional[int] = None,
+        lease_ms: Optional[int] = None,
+        max_attempts: Optional[int] = None,
+        backoff: Optional[str] = None,
+        backoff_base_ms: Optional[int] = None,
+        backoff_cap_ms: Optional[int] = None,
+        pump_interval_ms: Optional[int] = None,
+        idle_max_ms: Optional[int] = None,
+        shutdown_grace_ms: Optional[int] = None,
         prefetch: Optional[int] = None,
-        handler_batch: int = 1,
+        handler_batch: Optional[int] = None,
         batched: bool = False,
     ) -> None: ...
     @property
     def queue(self) -> str: ...
     def run(self) -> None: ...
     def run_async(self) -> asyncio.Future[None]: ...
+    def _panic_next_run_for_tests(self) -> None: ...
     def stop(self) -> None: ...
     def is_stopping(self) -> bool: ...
     def stats(self) -> WorkerStats: ...
@@ -306,3 +315,8 @@ def job_key(queue: str, id: str) -> str: ...
 def classify(key: Union[str, bytes]) -> KeyClass: ...
 def slot(key: Union[str, bytes]) -> int: ...
 def protocol_version() -> str: ...
+
+def defaults() -> Dict[str, Union[int, str, None]]:
+    """The core's defaults for every option (omitted keywords take these)."""
+
+def _panic_in_core_for_tests() -> asyncio.Future[None]: ...

@@ -37,7 +37,10 @@ def _is_async(handler: object) -> bool:
 
 class Worker:
     """Runs one queue: claims in batches up to ``concurrency``, runs ``handler``
-    per job, heartbeats leases, settles, and runs the promote/reap pumps."""
+    per job, heartbeats leases, settles, and runs the promote/reap pumps.
+
+    Omitted options take the core's defaults (``echomq.defaults()``); the
+    core refuses an out-of-range option with ``InvalidArgumentError``."""
 
     def __init__(
         self,
@@ -45,17 +48,17 @@ class Worker:
         queue: str,
         handler: Handler,
         *,
-        concurrency: int = 10,
-        lease_ms: int = 30000,
-        max_attempts: int = 5,
-        backoff: Literal["exponential", "fixed", "jitter"] = "exponential",
-        backoff_base_ms: int = 1000,
-        backoff_cap_ms: int = 60000,
-        pump_interval_ms: int = 1000,
-        idle_max_ms: int = 50,
-        shutdown_grace_ms: int = 10000,
+        concurrency: Optional[int] = None,
+        lease_ms: Optional[int] = None,
+        max_attempts: Optional[int] = None,
+        backoff: Optional[Literal["exponential", "fixed", "jitter"]] = None,
+        backoff_base_ms: Optional[int] = None,
+        backoff_cap_ms: Optional[int] = None,
+        pump_interval_ms: Optional[int] = None,
+        idle_max_ms: Optional[int] = None,
+        shutdown_grace_ms: Optional[int] = None,
         prefetch: Optional[int] = None,
-        handler_batch: int = 1,
+        handler_batch: Optional[int] = None,
         handle_signals: bool = True,
     ) -> None:
         if not callable(handler):

@@ -328,6 +328,7 @@ impl Worker {
     ) -> Result<Worker> {
         keys::validate_queue(queue)?;
         options.validate()?;
+        client.check_open()?;
         Ok(Worker {
             shared: Arc::new(Shared {
                 client,
@@ -345,6 +346,11 @@ impl Worker {
 
     pub fn queue(&self) -> &str {
         &self.shared.queue
+    }
+
+    /// The client this worker claims and settles through.
+    pub fn client(&self) -> &Client {
+        &self.shared.client
     }
 
     pub fn options(&self) -> &WorkerOptions {

@@ -661,6 +661,56 @@ static void test_worker_arguments(void) {
     CHECK(emq_handler_result_set_message(NULL, "x", NULL) == EMQ_ERR_NULL_POINTER);
 }
 
+/* Issue #11: node-id range, redacted URLs, option ranges, closed clients. */
+static void test_hardened_edges(void) {
+    emq_error *err = NULL;
+    emq_id id;
+    CHECK(emq_mint_job_id(-2, &id, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_mint_job_id(1024, &id, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    emq_client *bad = NULL;
+    CHECK(emq_connect("redis://user:secret@127.0.0.1:notaport/", NULL, &bad, &err) ==
+          EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(err && err->message && strstr(err->message, "secret") == NULL);
+    CHECK(strstr(err->message, "user:***@") != NULL);
+    emq_error_free(err);
+    err = NULL;
+
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_worker_options o = emq_worker_options_default();
+    o.concurrency = 4000000000u;
+    CHECK(emq_worker_new(c, "t.h", &o, count_handler, NULL, &(emq_worker *){0}, NULL) ==
+          EMQ_ERR_INVALID_ARGUMENT);
+    o = emq_worker_options_default();
+    o.idle_max_ms = UINT64_MAX;
+    CHECK(emq_worker_new(c, "t.h", &o, count_handler, NULL, &(emq_worker *){0}, NULL) ==
+          EMQ_ERR_INVALID_ARGUMENT);
+
+    /* A running worker whose client is closed ends; join answers EMQ_ERR_CLOSED. */
+    emq_worker *running = NULL, *idle = NULL;
+    o = emq_worker_options_default();
+    o.idle_max_ms = 20;
+    CHECK(ok(emq_worker_new(c, "t.h", &o, count_handler, NULL, &running, &err), err));
+    CHECK(ok(emq_worker_new(c, "t.h", &o, count_handler, NULL, &idle, &err), err));
+    CHECK(ok(emq_worker_start(running, &err), err));
+    sleep_ms(100);
+    CHECK(ok(emq_close(c, &err), err));
+    CHECK(emq_worker_join(running, NULL) == EMQ_ERR_CLOSED);
+    emq_stats st;
+    CHECK(ok(emq_worker_stats(running, &st, &err), err));
+    CHECK(st.in_flight == 0 && st.settle_failures == 0 && st.released == 0);
+    emq_worker_free(running);
+    /* Starting a worker, making one, or asking for mismatches on a closed client: closed. */
+    CHECK(emq_worker_start(idle, NULL) == EMQ_ERR_CLOSED);
+    emq_worker_free(idle);
+    CHECK(emq_worker_new(c, "t.h", NULL, count_handler, NULL, &idle, NULL) == EMQ_ERR_CLOSED);
+    emq_bundle_mismatch_list *ml = NULL;
+    CHECK(emq_bundle_mismatches(c, &ml, NULL) == EMQ_ERR_CLOSED);
+    CHECK(strcmp(emq_status_code(EMQ_ERR_PARTIAL_BATCH), "EMQ_PARTIAL_BATCH") == 0);
+    CHECK(strcmp(emq_status_code(EMQ_ERR_INTERNAL), "EMQ_INTERNAL") == 0);
+    emq_client_free(c);
+}
+
 /* ---- leases: heartbeats, graceful stop, a SIGKILLed worker ---- */
 
 typedef struct {
@@ -815,6 +865,7 @@ int main(int argc, char **argv) {
     run_test("worker processes each job exactly once", test_worker_processes_each_job_once);
     run_test("failing handler: retried then dead with its message", test_failing_handler_retries_then_dead);
     run_test("worker argument checks", test_worker_arguments);
+    run_test("hardened edges: node ids, redacted URLs, ranges, closed clients", test_hardened_edges);
     run_test("heartbeats keep a handler 3x the lease from being reaped", test_heartbeat_outlives_the_lease);
     run_test("graceful stop leaves nothing in active", test_graceful_stop_leaves_nothing_active);
     run_test("a SIGKILLed worker's job is recovered with token 2", test_sigkilled_worker_job_is_recovered);

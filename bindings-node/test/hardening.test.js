@@ -1,0 +1,122 @@
+// Issue #11 from Node: documented defaults equal the core's, out-of-range
+// options and closed clients answer coded errors, a panicking core future
+// rejects (and the process still exits), passwords never reach an error.
+'use strict'
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const { spawn } = require('node:child_process')
+const { readFileSync } = require('node:fs')
+const { join } = require('node:path')
+const { startRedis, uniqueQueue, PKG } = require('./helpers')
+const emq = require('..')
+
+let server
+before(async () => {
+  server = await startRedis()
+})
+after(async () => {
+  if (server) await server.stop()
+})
+
+test('the defaults documented in index.d.ts equal the core defaults', () => {
+  const dts = readFileSync(join(PKG, 'index.d.ts'), 'utf8')
+  const core = emq.defaults()
+  const documented = {}
+  // "/** ... Default 30000. */\n  leaseMs?: number"
+  for (const m of dts.matchAll(/Default (\d+)[.;][^\n]*\*\/\s*\n\s*(\w+)\?:/g)) {
+    documented[m[2]] = Number(m[1])
+  }
+  const names = Object.keys(documented).filter((k) => k in core)
+  assert.ok(names.length >= 9, JSON.stringify(documented))
+  for (const name of names) assert.equal(documented[name], core[name], name)
+  assert.equal(core.backoff, 'exponential')
+  assert.equal(core.maxPayload, 16 * 1024 * 1024)
+})
+
+test('out-of-range worker options are refused with EMQ_INVALID_ARGUMENT', async () => {
+  const client = await emq.connect(server.url)
+  const q = uniqueQueue()
+  for (const [option, value] of [
+    ['concurrency', 2 ** 40],
+    ['leaseMs', 2 ** 52],
+    ['idleMaxMs', 2 ** 50],
+    ['prefetch', 2 ** 33],
+    ['handlerBatch', 0],
+    ['maxAttempts', 2 ** 40],
+    ['concurrency', -1],
+  ]) {
+    assert.throws(
+      () => new emq.Worker(client, q, async () => {}, { [option]: value }),
+      (e) => e instanceof emq.EchoMQError && e.code === emq.ErrorCode.INVALID_ARGUMENT,
+      option
+    )
+  }
+  await client.close()
+})
+
+test('a closed client ends a running worker with EMQ_CLOSED', async () => {
+  const client = await emq.connect(server.url)
+  const worker = new emq.Worker(client, uniqueQueue(), async () => {}, { idleMaxMs: 20 })
+  const running = worker.run()
+  setTimeout(() => client.close(), 100)
+  await assert.rejects(running, (e) => e.code === emq.ErrorCode.CLOSED)
+  assert.throws(() => client.bundleMismatches(), (e) => e.code === emq.ErrorCode.CLOSED)
+})
+
+test('a core future that panics rejects with EMQ_INTERNAL and the process exits', async () => {
+  const program = `
+    const native = require(${JSON.stringify(join(PKG, 'native.js'))}).load()
+    native._panicInCoreForTests().then(
+      () => { console.log('resolved'); },
+      (e) => { console.log('rejected ' + e.code + ' ' + e.message) })
+  `
+  const out = await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', program])
+    let stdout = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error('the process did not exit: the Promise kept it alive'))
+    }, 15000)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout })
+    })
+  })
+  assert.equal(out.code, 0)
+  assert.match(out.stdout, /^rejected EMQ_INTERNAL .*panicked/)
+})
+
+test('connect errors never show the password (message and stack)', async () => {
+  for (const url of [
+    'redis://user:secret@127.0.0.1:notaport/',
+    'redis://user:secret@127.0.0.1:6379/notadb',
+    'http://user:secret@127.0.0.1/',
+    'redis+unix://user:secret@/x.sock',
+  ]) {
+    const err = await emq.connect(url).then(
+      () => assert.fail('connected'),
+      (e) => e
+    )
+    assert.ok(err instanceof emq.EchoMQError, url)
+    for (const shown of [err.message, String(err.stack), JSON.stringify(err), String(err)]) {
+      assert.ok(!shown.includes('secret'), `${url}: ${shown}`)
+    }
+  }
+})
+
+test('node ids outside 0..=1023 are refused with one message everywhere', async () => {
+  for (const bad of [-2, 1024, 70000]) {
+    assert.throws(() => emq.mintJobId(bad), /0\.\.=1023/)
+    await assert.rejects(emq.connect(server.url, { nodeId: bad }), /0\.\.=1023/)
+  }
+})
+
+test('worker stats count failures', async () => {
+  const client = await emq.connect(server.url)
+  const stats = new emq.Worker(client, uniqueQueue(), async () => {}).stats()
+  for (const k of ['claimFailures', 'heartbeatFailures', 'settleFailures', 'released']) {
+    assert.equal(stats[k], 0, k)
+  }
+  await client.close()
+})
