@@ -748,6 +748,12 @@ struct emq_connect_options emq_connect_options_default(void);
  * `options` may be NULL (defaults). On success `*out` is a new handle the
  * caller releases with `emq_client_free`; on failure `*out` is NULL.
  * A fence mismatch is `EMQ_ERR_VERSION_FENCE` with the value in `(*err)->found`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_connect(const char *url,
                        const struct emq_connect_options *options,
@@ -758,6 +764,10 @@ emq_status emq_connect(const char *url,
  * Release a handle (NULL is a no-op). Workers made from it keep their own
  * reference to the connection, which closes when the last user is gone.
  * No other call on this handle may run concurrently or afterwards.
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_client_free(struct emq_client *client);
 
@@ -765,12 +775,24 @@ void emq_client_free(struct emq_client *client);
  * Close the connection: every later call on this client, on clones sharing
  * its connection and on workers made from it fails with `EMQ_ERR_CLOSED`.
  * The handle itself must still be released with `emq_client_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_close(const struct emq_client *client,
                      struct emq_error **err);
 
 /**
  * The node id this client mixes into the ids it mints.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_client_node_id(const struct emq_client *client,
                               uint16_t *out,
@@ -780,6 +802,12 @@ emq_status emq_client_node_id(const struct emq_client *client,
  * `{emq}:bundle` fields another runtime recorded with different SHAs (found
  * at connect). `*out` is a new list (possibly empty) released with
  * `emq_bundle_mismatch_list_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_bundle_mismatches(const struct emq_client *client,
                                  struct emq_bundle_mismatch_list **out,
@@ -789,6 +817,12 @@ emq_status emq_bundle_mismatches(const struct emq_client *client,
  * Enqueue `payload_len` bytes (copied; `payload` may be NULL when the length
  * is 0) under a freshly minted `JOB` id. `out` may be NULL; else it receives
  * the id and `duplicate`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_enqueue(const struct emq_client *client,
                        const char *queue,
@@ -800,6 +834,12 @@ emq_status emq_enqueue(const struct emq_client *client,
 /**
  * Enqueue under a caller-chosen id (a `JOB` id): enqueueing the same id again
  * answers `duplicate = true` and leaves the row untouched. `out` may be NULL.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_enqueue_with_id(const struct emq_client *client,
                                const char *queue,
@@ -811,6 +851,12 @@ emq_status emq_enqueue_with_id(const struct emq_client *client,
 
 /**
  * Enqueue to run at the absolute unix-ms instant `run_at_ms`. `out` may be NULL.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_enqueue_at(const struct emq_client *client,
                           const char *queue,
@@ -822,6 +868,12 @@ emq_status emq_enqueue_at(const struct emq_client *client,
 
 /**
  * Enqueue to run `delay_ms` after the server's now. `out` may be NULL.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_enqueue_in(const struct emq_client *client,
                           const char *queue,
@@ -836,6 +888,12 @@ emq_status emq_enqueue_in(const struct emq_client *client,
  * anything is sent (one oversized payload fails the whole call). `*out` is a
  * new list with one verdict per payload, in input order, released with
  * `emq_enqueue_list_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_enqueue_many(const struct emq_client *client,
                             const char *queue,
@@ -848,6 +906,12 @@ emq_status emq_enqueue_many(const struct emq_client *client,
  * Claim the oldest pending job, leased for `lease_ms` (> 0). `*out` is a new
  * job released with `emq_job_free`, or NULL when the queue has nothing
  * pending (or is paused) — still `EMQ_OK`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_claim(const struct emq_client *client,
                      const char *queue,
@@ -858,6 +922,12 @@ emq_status emq_claim(const struct emq_client *client,
 /**
  * Claim up to `max` jobs in one call, all with one lease deadline. `*out` is
  * a new list (possibly empty) released with `emq_job_list_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_claim_many(const struct emq_client *client,
                           const char *queue,
@@ -870,6 +940,12 @@ emq_status emq_claim_many(const struct emq_client *client,
  * Complete a claimed job: its row is deleted. A token that no longer
  * matches is `EMQ_ERR_STALE` (the row is left intact); a missing row is
  * `EMQ_ERR_GONE`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_complete(const struct emq_client *client,
                         const char *queue,
@@ -880,6 +956,12 @@ emq_status emq_complete(const struct emq_client *client,
 /**
  * Complete `count` jobs in one round trip. `*out` is a new list with one
  * verdict per job, in input order, released with `emq_verdict_list_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_complete_many(const struct emq_client *client,
                              const char *queue,
@@ -892,6 +974,12 @@ emq_status emq_complete_many(const struct emq_client *client,
  * Fail a claimed job: back to `schedule` after `delay_ms`, or to the dead set
  * when it has had `max_attempts` attempts. `error` (UTF-8) becomes the row's
  * `last_error`. `*out` (required) receives `EMQ_RETRY_SCHEDULED` or `EMQ_RETRY_DEAD`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_retry(const struct emq_client *client,
                      const char *queue,
@@ -906,6 +994,12 @@ emq_status emq_retry(const struct emq_client *client,
 /**
  * Extend a claimed job's lease to `lease_ms` from now. `EMQ_ERR_LEASE_LOST`
  * when a reaper already took it back; `EMQ_ERR_STALE` / `EMQ_ERR_GONE` as for complete.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_extend(const struct emq_client *client,
                       const char *queue,
@@ -917,6 +1011,12 @@ emq_status emq_extend(const struct emq_client *client,
 /**
  * Extend `count` leases in one round trip. `*out` is a new verdict list
  * released with `emq_verdict_list_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_extend_many(const struct emq_client *client,
                            const char *queue,
@@ -928,6 +1028,12 @@ emq_status emq_extend_many(const struct emq_client *client,
 
 /**
  * Move up to `limit` due scheduled jobs to pending; `*out` = how many moved.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_promote(const struct emq_client *client,
                        const char *queue,
@@ -937,6 +1043,12 @@ emq_status emq_promote(const struct emq_client *client,
 
 /**
  * Return up to `limit` lapsed leases to pending; `*out` = how many.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_reap(const struct emq_client *client,
                     const char *queue,
@@ -946,6 +1058,12 @@ emq_status emq_reap(const struct emq_client *client,
 
 /**
  * The queue's set sizes and counters, into the caller's `*out`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_counts(const struct emq_client *client,
                       const char *queue,
@@ -956,6 +1074,12 @@ emq_status emq_counts(const struct emq_client *client,
  * The `job` verb (named `emq_get_job` because `emq_job` is the claimed-job
  * struct): read a job row. `*out` is a new record released with `emq_job_info_free`,
  * or NULL when there is no such row (still `EMQ_OK`).
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_get_job(const struct emq_client *client,
                        const char *queue,
@@ -968,6 +1092,12 @@ emq_status emq_get_job(const struct emq_client *client,
  * `newest_first`; `range` (may be NULL = all) filters `[from_ms, to_ms)` by
  * mint time (pending, dead) or score (schedule, active). `*out` is a new list
  * released with `emq_id_list_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_browse(const struct emq_client *client,
                       const char *queue,
@@ -980,6 +1110,12 @@ emq_status emq_browse(const struct emq_client *client,
 
 /**
  * Pause a queue: claims answer nothing until `emq_resume`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_pause(const struct emq_client *client,
                      const char *queue,
@@ -987,6 +1123,12 @@ emq_status emq_pause(const struct emq_client *client,
 
 /**
  * Resume a paused queue.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_resume(const struct emq_client *client,
                       const char *queue,
@@ -994,6 +1136,12 @@ emq_status emq_resume(const struct emq_client *client,
 
 /**
  * Whether the queue is paused, into `*out`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_is_paused(const struct emq_client *client,
                          const char *queue,
@@ -1003,6 +1151,12 @@ emq_status emq_is_paused(const struct emq_client *client,
 /**
  * Move a dead job back to pending (attempts kept, last_error cleared);
  * `EMQ_ERR_NOT_DEAD` when it is not in the dead set.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_requeue_dead(const struct emq_client *client,
                             const char *queue,
@@ -1011,6 +1165,12 @@ emq_status emq_requeue_dead(const struct emq_client *client,
 
 /**
  * Delete a job that is not active; `EMQ_ERR_JOB_ACTIVE` / `EMQ_ERR_GONE` otherwise.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_remove(const struct emq_client *client,
                       const char *queue,
@@ -1020,6 +1180,12 @@ emq_status emq_remove(const struct emq_client *client,
 /**
  * Mint a fresh `JOB` id (strictly increasing per process) into `*out`.
  * `node_id` is 0..=1023, or -1 for the process default (`EMQ_NODE_ID`, else random).
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_mint_job_id(int32_t node_id,
                            struct emq_id *out,
@@ -1027,6 +1193,12 @@ emq_status emq_mint_job_id(int32_t node_id,
 
 /**
  * Parse and validate an id into `*out`; `EMQ_ERR_INVALID_ID` when malformed.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_parse_id(const char *text,
                         struct emq_id_parts *out,
@@ -1034,6 +1206,12 @@ emq_status emq_parse_id(const char *text,
 
 /**
  * Whether `text` is a well-formed branded id, into `*out`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_is_valid_id(const char *text,
                            bool *out,
@@ -1041,6 +1219,12 @@ emq_status emq_is_valid_id(const char *text,
 
 /**
  * The 14-byte id of a namespace (`[A-Z]{3}`) and a 63-bit snowflake, into `*out`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_encode_id(const char *ns,
                          uint64_t snowflake,
@@ -1050,6 +1234,12 @@ emq_status emq_encode_id(const char *ns,
 /**
  * The lex bound of an instant (`JOB` + base62((ms − epoch) ≪ 22)): every id
  * minted at or after `unix_ms` sorts at or after it. Into `*out`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_lex_bound(uint64_t unix_ms,
                          struct emq_id *out,
@@ -1057,6 +1247,12 @@ emq_status emq_lex_bound(uint64_t unix_ms,
 
 /**
  * Whether `name` is a legal queue name (`[A-Za-z0-9._-]{1,128}`, not `emq`), into `*out`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_is_valid_queue(const char *name,
                               bool *out,
@@ -1064,6 +1260,12 @@ emq_status emq_is_valid_queue(const char *name,
 
 /**
  * `EMQ_OK` for a legal queue name, else `EMQ_ERR_INVALID_QUEUE` with the reason.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_validate_queue(const char *name,
                               struct emq_error **err);
@@ -1071,6 +1273,12 @@ emq_status emq_validate_queue(const char *name,
 /**
  * `emq:{queue}:<type>` for `type` one of `EMQ_KEY_*`. `*out` is a new string
  * released with `emq_string_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_queue_key(const char *queue,
                          emq_key_type key_type,
@@ -1079,6 +1287,12 @@ emq_status emq_queue_key(const char *queue,
 
 /**
  * `emq:{queue}:job:<id>`. `*out` is a new string released with `emq_string_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_job_key(const char *queue,
                        const char *id,
@@ -1088,6 +1302,12 @@ emq_status emq_job_key(const char *queue,
 /**
  * Classify any `key_len` bytes (need not be UTF-8). `*out` is a new record
  * released with `emq_key_info_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_classify(const uint8_t *key,
                         size_t key_len,
@@ -1096,12 +1316,22 @@ emq_status emq_classify(const uint8_t *key,
 
 /**
  * Release a record from `emq_classify` (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_key_info_free(struct emq_key_info *info);
 
 /**
  * The Redis Cluster slot of `key_len` bytes (CRC16/XMODEM of the hashtag
  * mod 16384), into `*out`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_slot(const uint8_t *key,
                     size_t key_len,
@@ -1117,6 +1347,10 @@ const char *emq_protocol_version(void);
 /**
  * Release an error record made by the library (NULL is a no-op). Do not
  * free the `error` of an item inside a list: the list's free releases it.
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_error_free(struct emq_error *err);
 
@@ -1130,42 +1364,74 @@ const char *emq_status_code(emq_status status);
 /**
  * Release a job from `emq_claim` (NULL is a no-op). Never call it on the job
  * a worker handler receives, nor on a job inside a list.
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_job_free(struct emq_job *job);
 
 /**
  * Release a job list and every job in it (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_job_list_free(struct emq_job_list *list);
 
 /**
  * Release an enqueue list and every error in it (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_enqueue_list_free(struct emq_enqueue_list *list);
 
 /**
  * Release a verdict list and every error in it (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_verdict_list_free(struct emq_verdict_list *list);
 
 /**
  * Release a job row from `emq_get_job` (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_job_info_free(struct emq_job_info *info);
 
 /**
  * Release an id list (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_id_list_free(struct emq_id_list *list);
 
 /**
  * Release a bundle-mismatch list and its strings (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_bundle_mismatch_list_free(struct emq_bundle_mismatch_list *list);
 
 /**
  * Release a string the library returned (`emq_queue_key`, `emq_job_key`;
  * NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_string_free(char *text);
 
@@ -1187,6 +1453,12 @@ struct emq_worker_options emq_worker_options_default(void);
  *
  * Nothing runs until `emq_worker_start` (or `emq_worker_run`). `*out` is a
  * new worker released with `emq_worker_free`; NULL on failure.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_worker_new(const struct emq_client *client,
                           const char *queue,
@@ -1199,6 +1471,12 @@ emq_status emq_worker_new(const struct emq_client *client,
 /**
  * Start the worker on the library's threads and return at once.
  * `EMQ_ERR_INVALID_ARGUMENT` if it was already started (a worker runs once).
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_worker_start(const struct emq_worker *worker,
                             struct emq_error **err);
@@ -1208,6 +1486,12 @@ emq_status emq_worker_start(const struct emq_worker *worker,
  * `shutdown_grace_ms` to finish. Returns at once; idempotent; any thread.
  * Not async-signal-safe: from a signal handler, set a flag and call this
  * from a normal thread.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_worker_stop(const struct emq_worker *worker,
                            struct emq_error **err);
@@ -1219,6 +1503,12 @@ emq_status emq_worker_stop(const struct emq_worker *worker,
  * worker never started. Call `emq_worker_stop` first (from any thread), or
  * this waits forever. Never call it from inside a handler (it would wait for
  * that very call).
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_worker_join(const struct emq_worker *worker,
                            struct emq_error **err);
@@ -1226,12 +1516,24 @@ emq_status emq_worker_join(const struct emq_worker *worker,
 /**
  * Start the worker and block until it has stopped (`emq_worker_start` +
  * `emq_worker_join`); another thread calls `emq_worker_stop`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_worker_run(const struct emq_worker *worker,
                           struct emq_error **err);
 
 /**
  * The worker's counters, into `*out`. Any thread, any time.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_worker_stats(const struct emq_worker *worker,
                             struct emq_stats *out,
@@ -1241,6 +1543,10 @@ emq_status emq_worker_stats(const struct emq_worker *worker,
  * Release a worker (NULL is a no-op). A running worker is stopped and joined
  * first, so this may block up to the grace period (and for any handler still
  * running). No other call on this worker may run concurrently or afterwards.
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_worker_free(struct emq_worker *worker);
 
@@ -1248,6 +1554,12 @@ void emq_worker_free(struct emq_worker *worker);
  * Set the failure message of the current handler call (copied; UTF-8, NUL
  * terminated; invalid UTF-8 is replaced). It becomes the job's `last_error`
  * when the handler returns `EMQ_HANDLER_RETRY` or `EMQ_HANDLER_FATAL`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_handler_result_set_message(struct emq_handler_result *result,
                                           const char *message,

@@ -49,6 +49,7 @@ impl Channel {
             return; // the environment is gone; so is the Promise
         };
         let data = Box::into_raw(Box::new(settle));
+        // SAFETY: the handle is open (checked under the lock, which teardown takes before releasing it); `data` is a leaked Box that call_js takes back.
         let status = unsafe {
             sys::napi_call_threadsafe_function(
                 tsfn.0,
@@ -58,6 +59,7 @@ impl Channel {
         };
         if status != sys::Status::napi_ok {
             // Closing: it will never run. Free it here.
+            // SAFETY: napi refused the call, so call_js will never see `data`: it is still ours, from Box::into_raw above.
             drop(unsafe { Box::from_raw(data) });
         }
     }
@@ -100,7 +102,10 @@ where
     let mut deferred = ptr::null_mut();
     let mut promise = ptr::null_mut();
     if let Err(e) =
-        check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })
+        // SAFETY: called on the JS thread that owns `env`, with out-pointers to two locals.
+        check_status!(unsafe {
+            sys::napi_create_promise(env.raw(), &mut deferred, &mut promise)
+        })
     {
         release(env.raw());
         return Err(e);
@@ -114,10 +119,12 @@ where
             let env = Env::from_raw(raw_env);
             let value = match outcome {
                 Ok(value) => {
+                    // SAFETY: runs in call_js, on the JS thread, with the live env napi handed it.
                     convert(&env, value).and_then(|d| unsafe { D::to_napi_value(raw_env, d) })
                 }
                 Err(e) => Err(to_js(&env, &e)),
             };
+            // SAFETY: on the JS thread with the live env; `deferred` was created by napi_create_promise for this env and is settled exactly once, here.
             unsafe {
                 match value {
                     Ok(value) => sys::napi_resolve_deferred(raw_env, deferred.get(), value),
@@ -142,6 +149,7 @@ fn acquire(env: sys::napi_env) -> Result<Channel> {
         }
         let bridge = slot.as_mut().expect("just created");
         if bridge.pending == 0 {
+            // SAFETY: on the JS thread with its live env; `tsfn` was created for this env and is not yet released (teardown clears BRIDGE first).
             check_status!(unsafe { sys::napi_ref_threadsafe_function(env, bridge.tsfn) })?;
         }
         bridge.pending += 1;
@@ -151,10 +159,12 @@ fn acquire(env: sys::napi_env) -> Result<Channel> {
 
 fn create(env: sys::napi_env) -> Result<Bridge> {
     let mut name = ptr::null_mut();
+    // SAFETY: on the JS thread with its live env; a static NUL-terminated name of the given length and an out-pointer to a local.
     check_status!(unsafe {
         sys::napi_create_string_utf8(env, c"echomq.settle".as_ptr(), 13, &mut name)
     })?;
     let mut tsfn = ptr::null_mut();
+    // SAFETY: on the JS thread with its live env; the callbacks are ours and `tsfn` is an out-pointer to a local.
     check_status!(unsafe {
         sys::napi_create_threadsafe_function(
             env,
@@ -170,13 +180,17 @@ fn create(env: sys::napi_env) -> Result<Bridge> {
             &mut tsfn,
         )
     })?;
+    // SAFETY: on the JS thread with its live env, just after creating `tsfn`.
     check_status!(unsafe { sys::napi_unref_threadsafe_function(env, tsfn) })?;
     let channel = Channel(Arc::new(Mutex::new(Some(RawTsfn(tsfn)))));
     let hook = Box::into_raw(Box::new(channel.clone()));
+    // SAFETY: on the JS thread with its live env; `hook` is a leaked Box that teardown takes back.
     let status = unsafe { sys::napi_add_env_cleanup_hook(env, Some(teardown), hook.cast()) };
     if status != sys::Status::napi_ok {
+        // SAFETY: registration failed, so teardown will never receive `hook`: it is still ours.
         drop(unsafe { Box::from_raw(hook) });
         channel.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        // SAFETY: the threadsafe function was created above and nothing else holds it (the channel was just closed).
         unsafe {
             sys::napi_release_threadsafe_function(tsfn, sys::ThreadsafeFunctionReleaseMode::abort)
         };
@@ -191,12 +205,16 @@ fn create(env: sys::napi_env) -> Result<Bridge> {
 
 /// Runs on the JS thread for each queued settlement (`env` is null when Node
 /// drains the queue during teardown: then only free it).
+///
+/// # Safety
+/// Called by napi only, with the `data` pointer `Channel::send` leaked.
 unsafe extern "C" fn call_js(
     env: sys::napi_env,
     _js_callback: sys::napi_value,
     _context: *mut c_void,
     data: *mut c_void,
 ) {
+    // SAFETY: `data` is the Box leaked by Channel::send for this call; napi hands each one to call_js exactly once.
     let settle: Box<Settle> = unsafe { Box::from_raw(data.cast()) };
     if env.is_null() {
         return;
@@ -212,6 +230,7 @@ fn release(env: sys::napi_env) {
         if let Some(bridge) = slot.borrow_mut().as_mut() {
             bridge.pending = bridge.pending.saturating_sub(1);
             if bridge.pending == 0 {
+                // SAFETY: on the JS thread with its live env; BRIDGE still holds `tsfn` (teardown clears BRIDGE), so it is not yet released.
                 unsafe { sys::napi_unref_threadsafe_function(env, bridge.tsfn) };
             }
         }
@@ -220,10 +239,15 @@ fn release(env: sys::napi_env) {
 
 /// The env cleanup hook: close the channel, then let Node finalize the
 /// threadsafe function.
+///
+/// # Safety
+/// Called by napi only, once, with the `Channel` box leaked at registration.
 unsafe extern "C" fn teardown(arg: *mut c_void) {
+    // SAFETY: `arg` is the Box leaked at registration; napi calls this hook exactly once.
     let channel: Box<Channel> = unsafe { Box::from_raw(arg.cast()) };
     let closing = channel.0.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(tsfn) = closing {
+        // SAFETY: the channel was taken under its lock, so no runtime thread can use `tsfn` any more; Node may now free it.
         unsafe {
             sys::napi_release_threadsafe_function(tsfn.0, sys::ThreadsafeFunctionReleaseMode::abort)
         };

@@ -55,6 +55,9 @@ pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
 }
 
 impl emq_connect_options {
+    /// # Safety
+    /// The pointer arguments are NULL or valid as the exported caller's
+    /// `# Safety` section states; the returned borrow must not outlive the call.
     unsafe fn to_core(self) -> FfiResult<ConnectOptions> {
         let node_id =
             match self.node_id {
@@ -65,7 +68,9 @@ impl emq_connect_options {
             };
         Ok(ConnectOptions {
             node_id,
-            client_name: opt_str_arg(self.client_name, "options.client_name")?.map(String::from),
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            client_name: unsafe { opt_str_arg(self.client_name, "options.client_name") }?
+                .map(String::from),
             connect_timeout: Duration::from_millis(self.connect_timeout_ms),
             response_timeout: match self.response_timeout_ms {
                 0 => None,
@@ -77,8 +82,12 @@ impl emq_connect_options {
     }
 }
 
+/// # Safety
+/// The pointer arguments are NULL or valid as the exported caller's
+/// `# Safety` section states; the returned borrow must not outlive the call.
 unsafe fn client_arg<'a>(client: *const emq_client) -> FfiResult<&'a blocking::Client> {
-    Ok(&ref_arg(client, "client")?.inner)
+    // SAFETY: the handle is NULL or a live one this library returned (`# Safety`).
+    Ok(&unsafe { ref_arg(client, "client") }?.inner)
 }
 
 /// Store a freshly allocated answer in `*out`.
@@ -104,11 +113,16 @@ fn verdicts(results: Vec<emq_core::Result<()>>) -> emq_verdict_list {
     emq_verdict_list { items, len }
 }
 
+/// # Safety
+/// The pointer arguments are NULL or valid as the exported caller's
+/// `# Safety` section states; the returned borrow must not outlive the call.
 unsafe fn job_refs<'a>(jobs: *const emq_job_ref, count: usize) -> FfiResult<Vec<(&'a str, u64)>> {
-    slice_arg(jobs, count, "jobs")?
+    // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
+    unsafe { slice_arg(jobs, count, "jobs") }?
         .iter()
         .enumerate()
-        .map(|(i, r)| Ok((str_arg(r.id, &format!("jobs[{i}].id"))?, r.token)))
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        .map(|(i, r)| Ok((unsafe { str_arg(r.id, &format!("jobs[{i}].id")) }?, r.token)))
         .collect()
 }
 
@@ -131,6 +145,12 @@ fn enqueued(answer: emq_core::Enqueued, out: *mut emq_enqueued) {
 /// `options` may be NULL (defaults). On success `*out` is a new handle the
 /// caller releases with `emq_client_free`; on failure `*out` is NULL.
 /// A fence mismatch is `EMQ_ERR_VERSION_FENCE` with the value in `(*err)->found`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_connect(
     url: *const c_char,
@@ -139,12 +159,16 @@ pub unsafe extern "C" fn emq_connect(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let url = str_arg(url, "url")?;
-        let options = match options.as_ref() {
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let url = unsafe { str_arg(url, "url") }?;
+        // SAFETY: the options pointer is NULL or points to a valid options struct (`# Safety`).
+        let options = match unsafe { options.as_ref() } {
             None => ConnectOptions::default(),
-            Some(o) => o.to_core()?,
+            // SAFETY: the options' strings are NULL or NUL-terminated (`# Safety`).
+            Some(o) => unsafe { o.to_core() }?,
         };
         let inner = blocking::Client::connect(url, options)?;
         put(out, emq_client { inner });
@@ -155,11 +179,16 @@ pub unsafe extern "C" fn emq_connect(
 /// Release a handle (NULL is a no-op). Workers made from it keep their own
 /// reference to the connection, which closes when the last user is gone.
 /// No other call on this handle may run concurrently or afterwards.
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_client_free(client: *mut emq_client) {
     guard_void(|| {
         if !client.is_null() {
-            drop(Box::from_raw(client));
+            // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+            drop(unsafe { Box::from_raw(client) });
         }
     })
 }
@@ -167,18 +196,31 @@ pub unsafe extern "C" fn emq_client_free(client: *mut emq_client) {
 /// Close the connection: every later call on this client, on clones sharing
 /// its connection and on workers made from it fails with `EMQ_ERR_CLOSED`.
 /// The handle itself must still be released with `emq_client_free`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_close(
     client: *const emq_client,
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        client_arg(client)?.close();
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        unsafe { client_arg(client) }?.close();
         Ok(())
     })
 }
 
 /// The node id this client mixes into the ids it mints.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_client_node_id(
     client: *const emq_client,
@@ -186,7 +228,8 @@ pub unsafe extern "C" fn emq_client_node_id(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        *out_arg(out, "out")? = client_arg(client)?.node_id();
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`); the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        *unsafe { out_arg(out, "out") }? = unsafe { client_arg(client) }?.node_id();
         Ok(())
     })
 }
@@ -194,6 +237,12 @@ pub unsafe extern "C" fn emq_client_node_id(
 /// `{emq}:bundle` fields another runtime recorded with different SHAs (found
 /// at connect). `*out` is a new list (possibly empty) released with
 /// `emq_bundle_mismatch_list_free`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_bundle_mismatches(
     client: *const emq_client,
@@ -201,9 +250,11 @@ pub unsafe extern "C" fn emq_bundle_mismatches(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let items = client_arg(client)?
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let items = unsafe { client_arg(client) }?
             .bundle_mismatches()?
             .into_iter()
             .map(|m| emq_bundle_mismatch {
@@ -223,6 +274,12 @@ pub unsafe extern "C" fn emq_bundle_mismatches(
 /// Enqueue `payload_len` bytes (copied; `payload` may be NULL when the length
 /// is 0) under a freshly minted `JOB` id. `out` may be NULL; else it receives
 /// the id and `duplicate`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_enqueue(
     client: *const emq_client,
@@ -233,15 +290,27 @@ pub unsafe extern "C" fn emq_enqueue(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let client = client_arg(client)?;
-        let payload = slice_arg(payload, payload_len, "payload")?;
-        enqueued(client.enqueue(str_arg(queue, "queue")?, payload)?, out);
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
+        let payload = unsafe { slice_arg(payload, payload_len, "payload") }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        enqueued(
+            client.enqueue(unsafe { str_arg(queue, "queue") }?, payload)?,
+            out,
+        );
         Ok(())
     })
 }
 
 /// Enqueue under a caller-chosen id (a `JOB` id): enqueueing the same id again
 /// answers `duplicate = true` and leaves the row untouched. `out` may be NULL.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_enqueue_with_id(
     client: *const emq_client,
@@ -253,16 +322,25 @@ pub unsafe extern "C" fn emq_enqueue_with_id(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let client = client_arg(client)?;
-        let payload = slice_arg(payload, payload_len, "payload")?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
+        let payload = unsafe { slice_arg(payload, payload_len, "payload") }?;
         let answer =
-            client.enqueue_with_id(str_arg(queue, "queue")?, str_arg(id, "id")?, payload)?;
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            client.enqueue_with_id(unsafe { str_arg(queue, "queue") }?, unsafe { str_arg(id, "id") }?, payload)?;
         enqueued(answer, out);
         Ok(())
     })
 }
 
 /// Enqueue to run at the absolute unix-ms instant `run_at_ms`. `out` may be NULL.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_enqueue_at(
     client: *const emq_client,
@@ -274,10 +352,13 @@ pub unsafe extern "C" fn emq_enqueue_at(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let client = client_arg(client)?;
-        let payload = slice_arg(payload, payload_len, "payload")?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
+        let payload = unsafe { slice_arg(payload, payload_len, "payload") }?;
         enqueued(
-            client.enqueue_at(str_arg(queue, "queue")?, payload, run_at_ms)?,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            client.enqueue_at(unsafe { str_arg(queue, "queue") }?, payload, run_at_ms)?,
             out,
         );
         Ok(())
@@ -285,6 +366,12 @@ pub unsafe extern "C" fn emq_enqueue_at(
 }
 
 /// Enqueue to run `delay_ms` after the server's now. `out` may be NULL.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_enqueue_in(
     client: *const emq_client,
@@ -296,10 +383,13 @@ pub unsafe extern "C" fn emq_enqueue_in(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let client = client_arg(client)?;
-        let payload = slice_arg(payload, payload_len, "payload")?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
+        let payload = unsafe { slice_arg(payload, payload_len, "payload") }?;
         enqueued(
-            client.enqueue_in(str_arg(queue, "queue")?, payload, delay_ms)?,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            client.enqueue_in(unsafe { str_arg(queue, "queue") }?, payload, delay_ms)?,
             out,
         );
         Ok(())
@@ -310,6 +400,12 @@ pub unsafe extern "C" fn emq_enqueue_in(
 /// anything is sent (one oversized payload fails the whole call). `*out` is a
 /// new list with one verdict per payload, in input order, released with
 /// `emq_enqueue_list_free`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_enqueue_many(
     client: *const emq_client,
@@ -320,14 +416,19 @@ pub unsafe extern "C" fn emq_enqueue_many(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let client = client_arg(client)?;
-        let queue = str_arg(queue, "queue")?;
-        let payloads: Vec<&[u8]> = slice_arg(payloads, count, "payloads")?
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let queue = unsafe { str_arg(queue, "queue") }?;
+        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
+        let payloads: Vec<&[u8]> = unsafe { slice_arg(payloads, count, "payloads") }?
             .iter()
             .enumerate()
-            .map(|(i, b)| slice_arg(b.data, b.len, &format!("payloads[{i}].data")))
+            // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
+            .map(|(i, b)| unsafe { slice_arg(b.data, b.len, &format!("payloads[{i}].data")) })
             .collect::<FfiResult<_>>()?;
         let items = client
             .enqueue_many(queue, &payloads)?
@@ -358,6 +459,12 @@ pub unsafe extern "C" fn emq_enqueue_many(
 /// Claim the oldest pending job, leased for `lease_ms` (> 0). `*out` is a new
 /// job released with `emq_job_free`, or NULL when the queue has nothing
 /// pending (or is paused) — still `EMQ_OK`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_claim(
     client: *const emq_client,
@@ -367,9 +474,14 @@ pub unsafe extern "C" fn emq_claim(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        if let Some(job) = client_arg(client)?.claim(str_arg(queue, "queue")?, lease_ms)? {
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let queue = unsafe { str_arg(queue, "queue") }?;
+        if let Some(job) = client.claim(queue, lease_ms)? {
             put(out, emq_job::owned(job));
         }
         Ok(())
@@ -378,6 +490,12 @@ pub unsafe extern "C" fn emq_claim(
 
 /// Claim up to `max` jobs in one call, all with one lease deadline. `*out` is
 /// a new list (possibly empty) released with `emq_job_list_free`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_claim_many(
     client: *const emq_client,
@@ -388,9 +506,15 @@ pub unsafe extern "C" fn emq_claim_many(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let jobs = client_arg(client)?.claim_many(str_arg(queue, "queue")?, max, lease_ms)?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`); string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let jobs = unsafe { client_arg(client) }?.claim_many(
+            unsafe { str_arg(queue, "queue") }?,
+            max,
+            lease_ms,
+        )?;
         let (jobs, len) = into_raw_list(jobs.into_iter().map(emq_job::owned).collect());
         put(out, emq_job_list { jobs, len });
         Ok(())
@@ -400,6 +524,12 @@ pub unsafe extern "C" fn emq_claim_many(
 /// Complete a claimed job: its row is deleted. A token that no longer
 /// matches is `EMQ_ERR_STALE` (the row is left intact); a missing row is
 /// `EMQ_ERR_GONE`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_complete(
     client: *const emq_client,
@@ -409,13 +539,23 @@ pub unsafe extern "C" fn emq_complete(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        client_arg(client)?.complete(str_arg(queue, "queue")?, str_arg(id, "id")?, token)?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let (queue, id) = unsafe { (str_arg(queue, "queue")?, str_arg(id, "id")?) };
+        client.complete(queue, id, token)?;
         Ok(())
     })
 }
 
 /// Complete `count` jobs in one round trip. `*out` is a new list with one
 /// verdict per job, in input order, released with `emq_verdict_list_free`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_complete_many(
     client: *const emq_client,
@@ -426,11 +566,15 @@ pub unsafe extern "C" fn emq_complete_many(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let client = client_arg(client)?;
-        let queue = str_arg(queue, "queue")?;
-        let jobs = job_refs(jobs, count)?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let queue = unsafe { str_arg(queue, "queue") }?;
+        // SAFETY: the array is NULL or holds `count` elements whose ids are NUL-terminated (`# Safety`).
+        let jobs = unsafe { job_refs(jobs, count) }?;
         put(out, verdicts(client.complete_many(queue, &jobs)?));
         Ok(())
     })
@@ -439,6 +583,12 @@ pub unsafe extern "C" fn emq_complete_many(
 /// Fail a claimed job: back to `schedule` after `delay_ms`, or to the dead set
 /// when it has had `max_attempts` attempts. `error` (UTF-8) becomes the row's
 /// `last_error`. `*out` (required) receives `EMQ_RETRY_SCHEDULED` or `EMQ_RETRY_DEAD`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_retry(
     client: *const emq_client,
@@ -452,14 +602,19 @@ pub unsafe extern "C" fn emq_retry(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        let outcome = client_arg(client)?.retry(
-            str_arg(queue, "queue")?,
-            str_arg(id, "id")?,
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let outcome = unsafe { client_arg(client) }?.retry(
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            unsafe { str_arg(queue, "queue") }?,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            unsafe { str_arg(id, "id") }?,
             token,
             delay_ms,
             max_attempts,
-            str_arg(error, "error")?,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            unsafe { str_arg(error, "error") }?,
         )?;
         *out = match outcome {
             RetryOutcome::Scheduled => EMQ_RETRY_SCHEDULED,
@@ -471,6 +626,12 @@ pub unsafe extern "C" fn emq_retry(
 
 /// Extend a claimed job's lease to `lease_ms` from now. `EMQ_ERR_LEASE_LOST`
 /// when a reaper already took it back; `EMQ_ERR_STALE` / `EMQ_ERR_GONE` as for complete.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_extend(
     client: *const emq_client,
@@ -481,9 +642,12 @@ pub unsafe extern "C" fn emq_extend(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        client_arg(client)?.extend(
-            str_arg(queue, "queue")?,
-            str_arg(id, "id")?,
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        unsafe { client_arg(client) }?.extend(
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            unsafe { str_arg(queue, "queue") }?,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            unsafe { str_arg(id, "id") }?,
             token,
             lease_ms,
         )?;
@@ -493,6 +657,12 @@ pub unsafe extern "C" fn emq_extend(
 
 /// Extend `count` leases in one round trip. `*out` is a new verdict list
 /// released with `emq_verdict_list_free`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_extend_many(
     client: *const emq_client,
@@ -504,11 +674,15 @@ pub unsafe extern "C" fn emq_extend_many(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let client = client_arg(client)?;
-        let queue = str_arg(queue, "queue")?;
-        let jobs = job_refs(jobs, count)?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let queue = unsafe { str_arg(queue, "queue") }?;
+        // SAFETY: the array is NULL or holds `count` elements whose ids are NUL-terminated (`# Safety`).
+        let jobs = unsafe { job_refs(jobs, count) }?;
         put(out, verdicts(client.extend_many(queue, &jobs, lease_ms)?));
         Ok(())
     })
@@ -517,6 +691,12 @@ pub unsafe extern "C" fn emq_extend_many(
 // ---- pumps and inspection --------------------------------------------------
 
 /// Move up to `limit` due scheduled jobs to pending; `*out` = how many moved.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_promote(
     client: *const emq_client,
@@ -526,13 +706,22 @@ pub unsafe extern "C" fn emq_promote(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        *out = client_arg(client)?.promote(str_arg(queue, "queue")?, limit)?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`); string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        *out =
+            unsafe { client_arg(client) }?.promote(unsafe { str_arg(queue, "queue") }?, limit)?;
         Ok(())
     })
 }
 
 /// Return up to `limit` lapsed leases to pending; `*out` = how many.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_reap(
     client: *const emq_client,
@@ -542,13 +731,21 @@ pub unsafe extern "C" fn emq_reap(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        *out = client_arg(client)?.reap(str_arg(queue, "queue")?, limit)?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`); string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        *out = unsafe { client_arg(client) }?.reap(unsafe { str_arg(queue, "queue") }?, limit)?;
         Ok(())
     })
 }
 
 /// The queue's set sizes and counters, into the caller's `*out`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_counts(
     client: *const emq_client,
@@ -557,8 +754,10 @@ pub unsafe extern "C" fn emq_counts(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        let c = client_arg(client)?.counts(str_arg(queue, "queue")?)?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`); string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let c = unsafe { client_arg(client) }?.counts(unsafe { str_arg(queue, "queue") }?)?;
         *out = emq_queue_counts {
             pending: c.pending,
             active: c.active,
@@ -574,6 +773,12 @@ pub unsafe extern "C" fn emq_counts(
 /// The `job` verb (named `emq_get_job` because `emq_job` is the claimed-job
 /// struct): read a job row. `*out` is a new record released with `emq_job_info_free`,
 /// or NULL when there is no such row (still `EMQ_OK`).
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_get_job(
     client: *const emq_client,
@@ -583,9 +788,14 @@ pub unsafe extern "C" fn emq_get_job(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let row = client_arg(client)?.job(str_arg(queue, "queue")?, str_arg(id, "id")?)?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`); string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let row = unsafe { client_arg(client) }?
+            .job(unsafe { str_arg(queue, "queue") }?, unsafe {
+                str_arg(id, "id")
+            }?)?;
         if let Some(row) = row {
             let (payload, payload_len) = into_raw_bytes(row.payload);
             put(
@@ -608,6 +818,12 @@ pub unsafe extern "C" fn emq_get_job(
 /// `newest_first`; `range` (may be NULL = all) filters `[from_ms, to_ms)` by
 /// mint time (pending, dead) or score (schedule, active). `*out` is a new list
 /// released with `emq_id_list_free`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_browse(
     client: *const emq_client,
@@ -620,7 +836,8 @@ pub unsafe extern "C" fn emq_browse(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
         let set = match set {
             EMQ_BROWSE_PENDING => BrowseSet::Pending,
@@ -633,12 +850,15 @@ pub unsafe extern "C" fn emq_browse(
                 )))
             }
         };
-        let range = range.as_ref().map(|r| TimeRange {
+        // SAFETY: the options pointer is NULL or points to a valid options struct (`# Safety`).
+        let range = unsafe { range.as_ref() }.map(|r| TimeRange {
             from_ms: r.from_ms,
             to_ms: r.to_ms,
         });
-        let ids = client_arg(client)?.browse(
-            str_arg(queue, "queue")?,
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let ids = unsafe { client_arg(client) }?.browse(
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            unsafe { str_arg(queue, "queue") }?,
             set,
             newest_first,
             limit,
@@ -654,6 +874,12 @@ pub unsafe extern "C" fn emq_browse(
 // ---- administration --------------------------------------------------------
 
 /// Pause a queue: claims answer nothing until `emq_resume`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_pause(
     client: *const emq_client,
@@ -661,12 +887,19 @@ pub unsafe extern "C" fn emq_pause(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        client_arg(client)?.pause(str_arg(queue, "queue")?)?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`); string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        unsafe { client_arg(client) }?.pause(unsafe { str_arg(queue, "queue") }?)?;
         Ok(())
     })
 }
 
 /// Resume a paused queue.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_resume(
     client: *const emq_client,
@@ -674,12 +907,19 @@ pub unsafe extern "C" fn emq_resume(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        client_arg(client)?.resume(str_arg(queue, "queue")?)?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`); string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        unsafe { client_arg(client) }?.resume(unsafe { str_arg(queue, "queue") }?)?;
         Ok(())
     })
 }
 
 /// Whether the queue is paused, into `*out`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_is_paused(
     client: *const emq_client,
@@ -688,14 +928,22 @@ pub unsafe extern "C" fn emq_is_paused(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        *out = client_arg(client)?.is_paused(str_arg(queue, "queue")?)?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`); string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        *out = unsafe { client_arg(client) }?.is_paused(unsafe { str_arg(queue, "queue") }?)?;
         Ok(())
     })
 }
 
 /// Move a dead job back to pending (attempts kept, last_error cleared);
 /// `EMQ_ERR_NOT_DEAD` when it is not in the dead set.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_requeue_dead(
     client: *const emq_client,
@@ -704,12 +952,22 @@ pub unsafe extern "C" fn emq_requeue_dead(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        client_arg(client)?.requeue_dead(str_arg(queue, "queue")?, str_arg(id, "id")?)?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let (queue, id) = unsafe { (str_arg(queue, "queue")?, str_arg(id, "id")?) };
+        client.requeue_dead(queue, id)?;
         Ok(())
     })
 }
 
 /// Delete a job that is not active; `EMQ_ERR_JOB_ACTIVE` / `EMQ_ERR_GONE` otherwise.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_remove(
     client: *const emq_client,
@@ -718,7 +976,10 @@ pub unsafe extern "C" fn emq_remove(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        client_arg(client)?.remove(str_arg(queue, "queue")?, str_arg(id, "id")?)?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`); string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        unsafe { client_arg(client) }?.remove(unsafe { str_arg(queue, "queue") }?, unsafe {
+            str_arg(id, "id")
+        }?)?;
         Ok(())
     })
 }

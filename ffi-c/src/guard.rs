@@ -83,11 +83,16 @@ pub(crate) fn guard_void(body: impl FnOnce()) {
 }
 
 /// A required `const char *` argument as UTF-8.
+///
+/// # Safety
+/// The pointer arguments are NULL or valid as the exported caller's
+/// `# Safety` section states; the returned borrow must not outlive the call.
 pub(crate) unsafe fn str_arg<'a>(p: *const c_char, what: &str) -> FfiResult<&'a str> {
     if p.is_null() {
         return Err(Fail::null(what));
     }
-    CStr::from_ptr(p).to_str().map_err(|e| {
+    // SAFETY: checked non-NULL above; the caller guarantees a NUL-terminated string live for the call (`# Safety`).
+    unsafe { CStr::from_ptr(p) }.to_str().map_err(|e| {
         Fail::Boundary(
             EMQ_ERR_INVALID_UTF8,
             format!("`{what}` is not valid UTF-8 ({e})"),
@@ -96,15 +101,24 @@ pub(crate) unsafe fn str_arg<'a>(p: *const c_char, what: &str) -> FfiResult<&'a 
 }
 
 /// An optional `const char *` argument (NULL = none).
+///
+/// # Safety
+/// The pointer arguments are NULL or valid as the exported caller's
+/// `# Safety` section states; the returned borrow must not outlive the call.
 pub(crate) unsafe fn opt_str_arg<'a>(p: *const c_char, what: &str) -> FfiResult<Option<&'a str>> {
     if p.is_null() {
         Ok(None)
     } else {
-        str_arg(p, what).map(Some)
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        unsafe { str_arg(p, what) }.map(Some)
     }
 }
 
 /// A `(pointer, length)` pair; NULL is accepted only with length 0.
+///
+/// # Safety
+/// The pointer arguments are NULL or valid as the exported caller's
+/// `# Safety` section states; the returned borrow must not outlive the call.
 pub(crate) unsafe fn slice_arg<'a, T>(p: *const T, len: usize, what: &str) -> FfiResult<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
@@ -112,15 +126,26 @@ pub(crate) unsafe fn slice_arg<'a, T>(p: *const T, len: usize, what: &str) -> Ff
     if p.is_null() {
         return Err(Fail::null(what));
     }
-    Ok(std::slice::from_raw_parts(p, len))
+    // SAFETY: checked non-NULL above; the caller guarantees `len` readable elements live for the call (`# Safety`).
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
 }
 
 /// A required reference argument (a handle or an input struct).
+///
+/// # Safety
+/// The pointer arguments are NULL or valid as the exported caller's
+/// `# Safety` section states; the returned borrow must not outlive the call.
 pub(crate) unsafe fn ref_arg<'a, T>(p: *const T, what: &str) -> FfiResult<&'a T> {
-    p.as_ref().ok_or_else(|| Fail::null(what))
+    // SAFETY: the caller passes NULL or a pointer to a live value (`# Safety`).
+    unsafe { p.as_ref() }.ok_or_else(|| Fail::null(what))
 }
 
 /// A required out-parameter.
+///
+/// # Safety
+/// The pointer arguments are NULL or valid as the exported caller's
+/// `# Safety` section states; the returned borrow must not outlive the call.
 pub(crate) unsafe fn out_arg<'a, T>(p: *mut T, what: &str) -> FfiResult<&'a mut T> {
-    p.as_mut().ok_or_else(|| Fail::null(what))
+    // SAFETY: the caller passes NULL or a pointer valid for writes (`# Safety`).
+    unsafe { p.as_mut() }.ok_or_else(|| Fail::null(what))
 }

@@ -13,8 +13,11 @@
 //!
 //! The functions are `unsafe extern "C"`: their safety contract (valid or
 //! NULL pointers, NUL-terminated strings, lengths that match their buffers)
-//! is stated once in the header's preamble rather than on every function.
-#![allow(non_camel_case_types, clippy::missing_safety_doc)]
+//! is stated in the header's preamble and, per function, in its `# Safety`
+//! section. Inside an `unsafe fn`, every unsafe operation still sits in its
+//! own `unsafe` block with a `// SAFETY:` note.
+#![allow(non_camel_case_types)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::missing_safety_doc)]
 
 mod client;
 mod guard;

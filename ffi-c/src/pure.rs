@@ -80,6 +80,12 @@ fn parse_key_type(t: emq_key_type) -> FfiResult<KeyType> {
 
 /// Mint a fresh `JOB` id (strictly increasing per process) into `*out`.
 /// `node_id` is 0..=1023, or -1 for the process default (`EMQ_NODE_ID`, else random).
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_mint_job_id(
     node_id: i32,
@@ -87,7 +93,8 @@ pub unsafe extern "C" fn emq_mint_job_id(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         // -1 is the process default; every other value must be a node id.
         let id = if node_id == -1 {
             id::mint_job_id()
@@ -100,6 +107,12 @@ pub unsafe extern "C" fn emq_mint_job_id(
 }
 
 /// Parse and validate an id into `*out`; `EMQ_ERR_INVALID_ID` when malformed.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_parse_id(
     text: *const c_char,
@@ -107,8 +120,10 @@ pub unsafe extern "C" fn emq_parse_id(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        let id = BrandedId::parse(str_arg(text, "text")?)?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let id = BrandedId::parse(unsafe { str_arg(text, "text") }?)?;
         let mut ns = [0 as c_char; 4];
         for (slot, byte) in ns.iter_mut().zip(id.namespace().bytes()) {
             *slot = byte as c_char;
@@ -124,6 +139,12 @@ pub unsafe extern "C" fn emq_parse_id(
 }
 
 /// Whether `text` is a well-formed branded id, into `*out`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_is_valid_id(
     text: *const c_char,
@@ -131,13 +152,21 @@ pub unsafe extern "C" fn emq_is_valid_id(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        *out = id::is_valid_id(str_arg(text, "text")?);
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        *out = id::is_valid_id(unsafe { str_arg(text, "text") }?);
         Ok(())
     })
 }
 
 /// The 14-byte id of a namespace (`[A-Z]{3}`) and a 63-bit snowflake, into `*out`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_encode_id(
     ns: *const c_char,
@@ -146,14 +175,22 @@ pub unsafe extern "C" fn emq_encode_id(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        out.text = id_buf(&BrandedId::new(str_arg(ns, "ns")?, snowflake)?);
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        out.text = id_buf(&BrandedId::new(unsafe { str_arg(ns, "ns") }?, snowflake)?);
         Ok(())
     })
 }
 
 /// The lex bound of an instant (`JOB` + base62((ms − epoch) ≪ 22)): every id
 /// minted at or after `unix_ms` sorts at or after it. Into `*out`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_lex_bound(
     unix_ms: u64,
@@ -161,12 +198,19 @@ pub unsafe extern "C" fn emq_lex_bound(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        out_arg(out, "out")?.text = text_buf(&id::lex_bound(unix_ms));
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        unsafe { out_arg(out, "out") }?.text = text_buf(&id::lex_bound(unix_ms));
         Ok(())
     })
 }
 
 /// Whether `name` is a legal queue name (`[A-Za-z0-9._-]{1,128}`, not `emq`), into `*out`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_is_valid_queue(
     name: *const c_char,
@@ -174,26 +218,41 @@ pub unsafe extern "C" fn emq_is_valid_queue(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        *out = keys::is_valid_queue(str_arg(name, "name")?);
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        *out = keys::is_valid_queue(unsafe { str_arg(name, "name") }?);
         Ok(())
     })
 }
 
 /// `EMQ_OK` for a legal queue name, else `EMQ_ERR_INVALID_QUEUE` with the reason.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_validate_queue(
     name: *const c_char,
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        keys::validate_queue(str_arg(name, "name")?)?;
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        keys::validate_queue(unsafe { str_arg(name, "name") }?)?;
         Ok(())
     })
 }
 
 /// `emq:{queue}:<type>` for `type` one of `EMQ_KEY_*`. `*out` is a new string
 /// released with `emq_string_free`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_queue_key(
     queue: *const c_char,
@@ -202,10 +261,12 @@ pub unsafe extern "C" fn emq_queue_key(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
         *out = c_string_raw(&keys::queue_key(
-            str_arg(queue, "queue")?,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            unsafe { str_arg(queue, "queue") }?,
             parse_key_type(key_type)?,
         )?);
         Ok(())
@@ -213,6 +274,12 @@ pub unsafe extern "C" fn emq_queue_key(
 }
 
 /// `emq:{queue}:job:<id>`. `*out` is a new string released with `emq_string_free`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_job_key(
     queue: *const c_char,
@@ -221,11 +288,14 @@ pub unsafe extern "C" fn emq_job_key(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
         *out = c_string_raw(&keys::job_key(
-            str_arg(queue, "queue")?,
-            str_arg(id, "id")?,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            unsafe { str_arg(queue, "queue") }?,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            unsafe { str_arg(id, "id") }?,
         )?);
         Ok(())
     })
@@ -233,6 +303,12 @@ pub unsafe extern "C" fn emq_job_key(
 
 /// Classify any `key_len` bytes (need not be UTF-8). `*out` is a new record
 /// released with `emq_key_info_free`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_classify(
     key: *const u8,
@@ -241,9 +317,11 @@ pub unsafe extern "C" fn emq_classify(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let key = slice_arg(key, key_len, "key")?;
+        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
+        let key = unsafe { slice_arg(key, key_len, "key") }?;
         let class = keys::classify_bytes(key);
         let f = class.fields();
         let s = |t: Option<String>| match t {
@@ -270,21 +348,33 @@ pub unsafe extern "C" fn emq_classify(
 }
 
 /// Release a record from `emq_classify` (NULL is a no-op).
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_key_info_free(info: *mut emq_key_info) {
     guard_void(|| {
         if info.is_null() {
             return;
         }
-        let info = Box::from_raw(info);
+        // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+        let info = unsafe { Box::from_raw(info) };
         for p in [info.queue, info.key_type, info.id, info.member] {
-            free_c_string(p as *mut c_char);
+            // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+            unsafe { free_c_string(p as *mut c_char) };
         }
     })
 }
 
 /// The Redis Cluster slot of `key_len` bytes (CRC16/XMODEM of the hashtag
 /// mod 16384), into `*out`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_slot(
     key: *const u8,
@@ -293,8 +383,10 @@ pub unsafe extern "C" fn emq_slot(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        *out = emq_core::slot::slot(slice_arg(key, key_len, "key")?);
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
+        *out = emq_core::slot::slot(unsafe { slice_arg(key, key_len, "key") }?);
         Ok(())
     })
 }

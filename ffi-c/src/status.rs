@@ -113,9 +113,14 @@ pub(crate) fn opt_c_string_raw(text: Option<&str>) -> *mut c_char {
 }
 
 /// Release a string made by `c_string_raw` (NULL is a no-op).
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 pub(crate) unsafe fn free_c_string(p: *mut c_char) {
     if !p.is_null() {
-        drop(CString::from_raw(p));
+        // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+        drop(unsafe { CString::from_raw(p) });
     }
 }
 
@@ -176,16 +181,24 @@ impl emq_error {
 
 /// Release an error record made by the library (NULL is a no-op). Do not
 /// free the `error` of an item inside a list: the list's free releases it.
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_error_free(err: *mut emq_error) {
     crate::guard::guard_void(|| {
         if err.is_null() {
             return;
         }
-        let err = Box::from_raw(err);
-        free_c_string(err.message);
-        free_c_string(err.found);
-        free_c_string(err.class_word);
+        // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+        let err = unsafe { Box::from_raw(err) };
+        // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+        unsafe { free_c_string(err.message) };
+        // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+        unsafe { free_c_string(err.found) };
+        // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+        unsafe { free_c_string(err.class_word) };
     })
 }
 

@@ -214,11 +214,16 @@ pub(crate) fn into_raw_list<T>(items: Vec<T>) -> (*mut T, usize) {
 }
 
 /// Take back what `into_raw_list` gave out.
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 pub(crate) unsafe fn from_raw_list<T>(items: *mut T, len: usize) -> Vec<T> {
     if items.is_null() || len == 0 {
         return Vec::new();
     }
-    Box::from_raw(std::ptr::slice_from_raw_parts_mut(items, len)).into_vec()
+    // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(items, len)) }.into_vec()
 }
 
 /// Payload bytes as a (pointer, length) pair; NULL when empty.
@@ -227,8 +232,12 @@ pub(crate) fn into_raw_bytes(bytes: Vec<u8>) -> (*const u8, usize) {
     (p as *const u8, len)
 }
 
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 pub(crate) unsafe fn free_raw_bytes(p: *const u8, len: usize) {
-    drop(from_raw_list(p as *mut u8, len));
+    // SAFETY: the list was built by `into_raw_list` with this length and is freed once (`# Safety`).
+    drop(unsafe { from_raw_list(p as *mut u8, len) });
 }
 
 impl emq_job {
@@ -256,8 +265,12 @@ impl emq_job {
         }
     }
 
+    /// # Safety
+    /// The argument is NULL or a value this library returned that has not been
+    /// freed; it must not be used afterwards.
     unsafe fn release_owned(self) {
-        free_raw_bytes(self.payload, self.payload_len);
+        // SAFETY: the bytes were allocated by this library with this length and are freed once (`# Safety`).
+        unsafe { free_raw_bytes(self.payload, self.payload_len) };
     }
 }
 
@@ -274,100 +287,154 @@ pub(crate) fn state_code(state: JobState) -> emq_job_state {
 
 /// Release a job from `emq_claim` (NULL is a no-op). Never call it on the job
 /// a worker handler receives, nor on a job inside a list.
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_job_free(job: *mut emq_job) {
     guard_void(|| {
         if !job.is_null() {
-            Box::from_raw(job).release_owned();
+            // SAFETY: a non-NULL `job` came from this library (Box::into_raw) and is
+            // freed once (`# Safety`); its fields were allocated by this library too.
+            unsafe { Box::from_raw(job).release_owned() };
         }
     })
 }
 
 /// Release a job list and every job in it (NULL is a no-op).
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_job_list_free(list: *mut emq_job_list) {
     guard_void(|| {
         if list.is_null() {
             return;
         }
-        let list = Box::from_raw(list);
-        for job in from_raw_list(list.jobs, list.len) {
-            job.release_owned();
+        // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+        let list = unsafe { Box::from_raw(list) };
+        // SAFETY: the list was built by `into_raw_list` with this length and is freed once (`# Safety`).
+        for job in unsafe { from_raw_list(list.jobs, list.len) } {
+            // SAFETY: the value's pointers were allocated by this library and are freed once (`# Safety`).
+            unsafe { job.release_owned() };
         }
     })
 }
 
 /// Release an enqueue list and every error in it (NULL is a no-op).
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_enqueue_list_free(list: *mut emq_enqueue_list) {
     guard_void(|| {
         if list.is_null() {
             return;
         }
-        let list = Box::from_raw(list);
-        for item in from_raw_list(list.items, list.len) {
-            emq_error_free(item.error);
+        // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+        let list = unsafe { Box::from_raw(list) };
+        // SAFETY: the list was built by `into_raw_list` with this length and is freed once (`# Safety`).
+        for item in unsafe { from_raw_list(list.items, list.len) } {
+            // SAFETY: the error records were allocated by this library and are freed once here.
+            unsafe { emq_error_free(item.error) };
         }
     })
 }
 
 /// Release a verdict list and every error in it (NULL is a no-op).
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_verdict_list_free(list: *mut emq_verdict_list) {
     guard_void(|| {
         if list.is_null() {
             return;
         }
-        let list = Box::from_raw(list);
-        for item in from_raw_list(list.items, list.len) {
-            emq_error_free(item.error);
+        // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+        let list = unsafe { Box::from_raw(list) };
+        // SAFETY: the list was built by `into_raw_list` with this length and is freed once (`# Safety`).
+        for item in unsafe { from_raw_list(list.items, list.len) } {
+            // SAFETY: the error records were allocated by this library and are freed once here.
+            unsafe { emq_error_free(item.error) };
         }
     })
 }
 
 /// Release a job row from `emq_get_job` (NULL is a no-op).
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_job_info_free(info: *mut emq_job_info) {
     guard_void(|| {
         if info.is_null() {
             return;
         }
-        let info = Box::from_raw(info);
-        free_raw_bytes(info.payload, info.payload_len);
-        free_c_string(info.last_error as *mut c_char);
+        // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+        let info = unsafe { Box::from_raw(info) };
+        // SAFETY: the bytes were allocated by this library with this length and are freed once (`# Safety`).
+        unsafe { free_raw_bytes(info.payload, info.payload_len) };
+        // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+        unsafe { free_c_string(info.last_error as *mut c_char) };
     })
 }
 
 /// Release an id list (NULL is a no-op).
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_id_list_free(list: *mut emq_id_list) {
     guard_void(|| {
         if !list.is_null() {
-            let list = Box::from_raw(list);
-            drop(from_raw_list(list.ids, list.len));
+            // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+            let list = unsafe { Box::from_raw(list) };
+            // SAFETY: the list was built by `into_raw_list` with this length and is freed once (`# Safety`).
+            drop(unsafe { from_raw_list(list.ids, list.len) });
         }
     })
 }
 
 /// Release a bundle-mismatch list and its strings (NULL is a no-op).
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_bundle_mismatch_list_free(list: *mut emq_bundle_mismatch_list) {
     guard_void(|| {
         if list.is_null() {
             return;
         }
-        let list = Box::from_raw(list);
-        for item in from_raw_list(list.items, list.len) {
-            free_c_string(item.field as *mut c_char);
-            free_c_string(item.ours as *mut c_char);
-            free_c_string(item.theirs as *mut c_char);
+        // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+        let list = unsafe { Box::from_raw(list) };
+        // SAFETY: the list was built by `into_raw_list` with this length and is freed once (`# Safety`).
+        for item in unsafe { from_raw_list(list.items, list.len) } {
+            // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+            unsafe { free_c_string(item.field as *mut c_char) };
+            // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+            unsafe { free_c_string(item.ours as *mut c_char) };
+            // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+            unsafe { free_c_string(item.theirs as *mut c_char) };
         }
     })
 }
 
 /// Release a string the library returned (`emq_queue_key`, `emq_job_key`;
 /// NULL is a no-op).
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_string_free(text: *mut c_char) {
-    guard_void(|| free_c_string(text))
+    // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+    guard_void(|| unsafe { free_c_string(text) })
 }

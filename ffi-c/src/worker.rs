@@ -181,6 +181,7 @@ struct UserData(*mut c_void);
 // SAFETY: thread safety of what `user_data` points to is the caller's
 // documented obligation; the library never dereferences it.
 unsafe impl Send for UserData {}
+// SAFETY: as for Send: the library only copies the pointer between threads.
 unsafe impl Sync for UserData {}
 
 /// Counts handler calls in progress so `join` can wait for the last one (a
@@ -315,6 +316,12 @@ impl emq_worker {
 ///
 /// Nothing runs until `emq_worker_start` (or `emq_worker_run`). `*out` is a
 /// new worker released with `emq_worker_free`; NULL on failure.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_worker_new(
     client: *const emq_client,
@@ -326,12 +333,19 @@ pub unsafe extern "C" fn emq_worker_new(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let client = ref_arg(client, "client")?.inner.as_async().clone();
-        let queue = str_arg(queue, "queue")?;
+        // SAFETY: the handle is NULL or a live one this library returned (`# Safety`).
+        let client = unsafe { ref_arg(client, "client") }?
+            .inner
+            .as_async()
+            .clone();
+        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let queue = unsafe { str_arg(queue, "queue") }?;
         let handler = handler.ok_or_else(|| Fail::null("handler"))?;
-        let options = match options.as_ref() {
+        // SAFETY: the options pointer is NULL or points to a valid options struct (`# Safety`).
+        let options = match unsafe { options.as_ref() } {
             None => WorkerOptions::default(),
             Some(o) => o.to_core()?,
         };
@@ -350,31 +364,49 @@ pub unsafe extern "C" fn emq_worker_new(
     })
 }
 
+/// # Safety
+/// The pointer arguments are NULL or valid as the exported caller's
+/// `# Safety` section states; the returned borrow must not outlive the call.
 unsafe fn worker_arg<'a>(worker: *const emq_worker) -> FfiResult<&'a emq_worker> {
-    ref_arg(worker, "worker")
+    // SAFETY: the handle is NULL or a live one this library returned (`# Safety`).
+    unsafe { ref_arg(worker, "worker") }
 }
 
 /// Start the worker on the library's threads and return at once.
 /// `EMQ_ERR_INVALID_ARGUMENT` if it was already started (a worker runs once).
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_worker_start(
     worker: *const emq_worker,
     err: *mut *mut emq_error,
 ) -> emq_status {
-    guard(err, || worker_arg(worker)?.start())
+    // SAFETY: the worker handle is NULL or live, from `emq_worker_new` (`# Safety`).
+    guard(err, || unsafe { worker_arg(worker) }?.start())
 }
 
 /// Ask the worker to stop: no new claims; in-flight handlers get
 /// `shutdown_grace_ms` to finish. Returns at once; idempotent; any thread.
 /// Not async-signal-safe: from a signal handler, set a flag and call this
 /// from a normal thread.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_worker_stop(
     worker: *const emq_worker,
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        worker_arg(worker)?.worker.stop();
+        // SAFETY: the worker handle is NULL or live, from `emq_worker_new` (`# Safety`).
+        unsafe { worker_arg(worker) }?.worker.stop();
         Ok(())
     })
 }
@@ -385,26 +417,40 @@ pub unsafe extern "C" fn emq_worker_stop(
 /// worker never started. Call `emq_worker_stop` first (from any thread), or
 /// this waits forever. Never call it from inside a handler (it would wait for
 /// that very call).
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_worker_join(
     worker: *const emq_worker,
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        worker_arg(worker)?.join()?;
+        // SAFETY: the worker handle is NULL or live, from `emq_worker_new` (`# Safety`).
+        unsafe { worker_arg(worker) }?.join()?;
         Ok(())
     })
 }
 
 /// Start the worker and block until it has stopped (`emq_worker_start` +
 /// `emq_worker_join`); another thread calls `emq_worker_stop`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_worker_run(
     worker: *const emq_worker,
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let w = worker_arg(worker)?;
+        // SAFETY: the worker handle is NULL or live, from `emq_worker_new` (`# Safety`).
+        let w = unsafe { worker_arg(worker) }?;
         w.start()?;
         w.join()?;
         Ok(())
@@ -412,6 +458,12 @@ pub unsafe extern "C" fn emq_worker_run(
 }
 
 /// The worker's counters, into `*out`. Any thread, any time.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_worker_stats(
     worker: *const emq_worker,
@@ -419,8 +471,10 @@ pub unsafe extern "C" fn emq_worker_stats(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
-        let s = worker_arg(worker)?.worker.stats();
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: the worker handle is NULL or live, from `emq_worker_new` (`# Safety`).
+        let s = unsafe { worker_arg(worker) }?.worker.stats();
         *out = emq_stats {
             claimed: s.claimed,
             completed: s.completed,
@@ -440,13 +494,18 @@ pub unsafe extern "C" fn emq_worker_stats(
 /// Release a worker (NULL is a no-op). A running worker is stopped and joined
 /// first, so this may block up to the grace period (and for any handler still
 /// running). No other call on this worker may run concurrently or afterwards.
+///
+/// # Safety
+/// The argument is NULL or a value this library returned that has not been
+/// freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn emq_worker_free(worker: *mut emq_worker) {
     guard_void(|| {
         if worker.is_null() {
             return;
         }
-        let w = Box::from_raw(worker);
+        // SAFETY: a non-NULL pointer here came from this library (`Box::into_raw` / `CString::into_raw`) and is released exactly once (`# Safety`).
+        let w = unsafe { Box::from_raw(worker) };
         w.worker.stop();
         let _ = w.join();
     })
@@ -455,6 +514,12 @@ pub unsafe extern "C" fn emq_worker_free(worker: *mut emq_worker) {
 /// Set the failure message of the current handler call (copied; UTF-8, NUL
 /// terminated; invalid UTF-8 is replaced). It becomes the job's `last_error`
 /// when the handler returns `EMQ_HANDLER_RETRY` or `EMQ_HANDLER_FATAL`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_handler_result_set_message(
     result: *mut emq_handler_result,
@@ -462,11 +527,17 @@ pub unsafe extern "C" fn emq_handler_result_set_message(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let result = out_arg(result, "result")?;
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let result = unsafe { out_arg(result, "result") }?;
         if message.is_null() {
             return Err(Fail::null("message"));
         }
-        result.message = Some(CStr::from_ptr(message).to_string_lossy().into_owned());
+        // SAFETY: checked non-NULL above; the caller guarantees a NUL-terminated string live for the call (`# Safety`).
+        result.message = Some(
+            unsafe { CStr::from_ptr(message) }
+                .to_string_lossy()
+                .into_owned(),
+        );
         Ok(())
     })
 }
