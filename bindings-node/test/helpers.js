@@ -20,9 +20,21 @@ function freePort() {
   })
 }
 
-/** Start `redis-server` on a free port; resolves to {url, port, raw, stop}. */
+/**
+ * Start `redis-server` on a free port; resolves to {url, port, raw, stop}.
+ * The port is only free when we looked: if a sibling's server takes it first,
+ * ours exits (or the answer comes from theirs, which INFO's process_id tells
+ * apart), and we try another port.
+ */
 async function startRedis() {
-  const port = await freePort()
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const started = await startOwnRedis(await freePort())
+    if (started) return started
+  }
+  throw new Error('redis-server did not start on a free port in 20 tries')
+}
+
+async function startOwnRedis(port) {
   const proc = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
@@ -32,15 +44,27 @@ async function startRedis() {
   const killOnExit = () => proc.kill('SIGKILL')
   process.once('exit', killOnExit)
   let raw
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 400 && proc.exitCode === null; i++) {
     try {
       raw = await rawClient(port)
-      if ((await raw.cmd('PING')) === 'PONG') break
+      const info = await raw.cmd('INFO', 'server')
+      if (info.includes(`process_id:${proc.pid}\r\n`)) break
+      raw.close()
+      raw = undefined
+      break // another process answers on this port
     } catch {
+      raw = undefined
       await sleep(25)
     }
   }
-  if (!raw) throw new Error(`redis-server did not start on ${port}`)
+  if (!raw) {
+    process.removeListener('exit', killOnExit)
+    if (proc.exitCode === null) {
+      proc.kill('SIGKILL')
+      await new Promise((r) => proc.once('exit', r))
+    }
+    return null
+  }
   const stop = async () => {
     process.removeListener('exit', killOnExit)
     raw.close()

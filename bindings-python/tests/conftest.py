@@ -24,6 +24,35 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _start_own_server(server: str) -> "tuple[subprocess.Popen[bytes], str]":
+    """Start redis-server on a free port and wait until *our* child answers.
+    The port is only free when we looked: if a sibling's server took it, ours
+    exits (or the PING would answer from theirs, which INFO's process_id
+    tells apart), and we try another port."""
+    for _ in range(20):
+        port = _free_port()
+        proc = subprocess.Popen(
+            [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        url = f"redis://127.0.0.1:{port}/"
+        deadline = time.monotonic() + 10
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                info = redis.Redis.from_url(url).info("server")
+            except redis.ConnectionError:
+                time.sleep(0.05)
+                continue
+            if info.get("process_id") == proc.pid:
+                return proc, url
+            break  # another process answers on this port
+        proc.kill()
+        proc.wait()
+    raise RuntimeError("redis-server did not start on a free port in 20 tries")
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     given = os.environ.get("EMQ_TEST_REDIS_URL")
@@ -32,24 +61,7 @@ def redis_url() -> Iterator[str]:
         return
     server = shutil.which("redis-server")
     assert server, "redis-server is required (scripts/test-python.sh installs it)"
-    port = _free_port()
-    proc = subprocess.Popen(
-        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--loglevel", "warning"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            redis.Redis.from_url(url).ping()
-            break
-        except redis.ConnectionError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.05)
+    proc, url = _start_own_server(server)
     try:
         yield url
     finally:

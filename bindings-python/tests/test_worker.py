@@ -140,15 +140,19 @@ def test_graceful_stop_leaves_nothing_active(client, raw, queue, keys):
     n = 20
     client.enqueue_many(queue, [str(i) for i in range(n)])
     started = threading.Event()
+    release = threading.Event()
 
     def handler(job: echomq.Job) -> None:
         started.set()
-        time.sleep(0.2)
+        # Held until stop() was asked: exactly the jobs running at that
+        # moment (at most `concurrency`) complete, with no timing window.
+        assert release.wait(30)
 
     w = echomq.Worker(client, queue, handler, concurrency=4, **FAST)
     with Running(w) as r:
         assert started.wait(10)
-        time.sleep(0.05)
+        w.stop()
+        release.set()
         r.stop()
     c = client.counts(queue)
     assert c.active == 0 and raw.zcard(keys.active) == 0

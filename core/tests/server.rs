@@ -203,7 +203,7 @@ async fn s07_retry_promote_claim_mints_token_two() {
     let e = client.enqueue(Q, "job").await.unwrap();
     let job = client.claim(Q, 10_000).await.unwrap().unwrap();
     let outcome = client
-        .retry(Q, job.id.as_str(), job.token, 50, 5, "boom")
+        .retry(Q, job.id.as_str(), job.token, 60_000, 5, "boom")
         .await
         .unwrap();
     assert_eq!(outcome, RetryOutcome::Scheduled);
@@ -213,9 +213,16 @@ async fn s07_retry_promote_claim_mints_token_two() {
     assert_eq!(r["last_error"], b"boom");
     assert!(members(&mut raw, "active").is_empty());
     assert_eq!(members(&mut raw, "schedule"), vec![e.id.to_string()]);
-    // Not yet due.
+    // Not yet due (a minute away: no timing window to lose).
     assert_eq!(client.promote(Q, 100).await.unwrap(), 0);
-    tokio::time::sleep(Duration::from_millis(80)).await;
+    // Make it due by moving its run-at into the past, rather than sleeping.
+    let _: u64 = redis::cmd("ZADD")
+        .arg(format!("emq:{{{Q}}}:schedule"))
+        .arg("XX")
+        .arg(0)
+        .arg(e.id.as_str())
+        .query(&mut raw)
+        .unwrap();
     assert_eq!(client.promote(Q, 100).await.unwrap(), 1);
     assert_eq!(row(&mut raw, e.id.as_str())["state"], b"pending");
     assert_eq!(members(&mut raw, "pending"), vec![e.id.to_string()]);
@@ -364,14 +371,32 @@ async fn s10_fence_claims_a_fresh_keyspace_and_refuses_another_version() {
     assert_eq!(v, "echomq:3.0.0");
 }
 
+/// Retry a read until the client answers (bounded): after a server restart
+/// the first call may meet the dead socket.
+async fn until_answered(client: &Client) {
+    for _ in 0..500 {
+        match client.counts(Q).await {
+            Ok(_) => return,
+            Err(e) if e.kind() == ErrorKind::Connection => {
+                tokio::time::sleep(Duration::from_millis(10)).await
+            }
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    panic!("the client did not reconnect");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn s11_restart_refences_and_a_planted_mismatch_is_refused() {
     let mut server = Server::start();
     let client = connect(&server).await;
     client.enqueue(Q, "before").await.unwrap();
     server.restart();
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    // The next call reconnects, re-fences the empty keyspace, and succeeds.
+    // A call may still meet the dead socket (a connection error, never
+    // replayed) before the driver notices; a read retried until it answers
+    // proves the client reconnected, without betting on a sleep.
+    until_answered(&client).await;
+    // The reconnection re-fenced the empty keyspace; the write succeeds.
     client.enqueue(Q, "after").await.unwrap();
     let mut raw = server.raw();
     let v: String = raw.get("{emq}:version").unwrap();
@@ -381,8 +406,15 @@ async fn s11_restart_refences_and_a_planted_mismatch_is_refused() {
     server.restart();
     let mut raw = server.raw();
     let _: () = raw.set("{emq}:version", "echomq:1.3.0").unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let err = client.enqueue(Q, "refused").await.unwrap_err();
+    // Until the old socket is noticed dead, a call fails with a connection
+    // error; the first reconnect fences and refuses.
+    let err = loop {
+        let err = client.enqueue(Q, "refused").await.unwrap_err();
+        if err.kind() != ErrorKind::Connection {
+            break err;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
     assert_eq!(err.kind(), ErrorKind::VersionFence);
     assert_eq!(err.found(), Some("echomq:1.3.0"));
     assert!(members(&mut raw, "pending").is_empty());

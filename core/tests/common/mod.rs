@@ -20,14 +20,33 @@ pub fn free_port() -> u16 {
 }
 
 impl Server {
+    /// Start on a free port. The port is only free when we looked, so a
+    /// sibling test may take it first: then our server exits (or a PING
+    /// answers from a server that is not our child) and we try another port.
     pub fn start() -> Server {
-        let port = free_port();
-        let mut server = Server { port, child: None };
-        server.spawn();
-        server
+        for _ in 0..20 {
+            let mut server = Server {
+                port: free_port(),
+                child: None,
+            };
+            if server.try_spawn() {
+                return server;
+            }
+        }
+        panic!("could not start redis-server on a free port in 20 tries");
     }
 
     fn spawn(&mut self) {
+        assert!(
+            self.try_spawn(),
+            "redis-server on port {} did not start",
+            self.port
+        );
+    }
+
+    /// Start our child and wait until it answers; false when it exits (the
+    /// port was taken) or the answering server is not our child.
+    fn try_spawn(&mut self) -> bool {
         let child = Command::new("redis-server")
             .args([
                 "--port",
@@ -43,17 +62,28 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server must be installed (apt-get install redis-server)");
+        let pid = child.id();
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
+            if let Some(Ok(Some(_exited))) = self.child.as_mut().map(|c| c.try_wait()) {
+                self.child = None;
+                return false;
+            }
             if let Ok(mut c) = self.raw_client().get_connection() {
-                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
-                    return;
+                if let Ok(info) = redis::cmd("INFO").arg("server").query::<String>(&mut c) {
+                    let ours = format!("process_id:{pid}");
+                    if info.lines().any(|l| l.trim() == ours) {
+                        return true;
+                    }
+                    self.stop();
+                    return false;
                 }
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("redis-server on port {} did not start", self.port);
+        self.stop();
+        false
     }
 
     pub fn url(&self) -> String {
