@@ -89,14 +89,7 @@ pub fn is_valid_queue(name: String) -> bool {
 
 #[napi]
 pub fn queue_key(env: &Env, queue: String, key_type: String) -> Result<String> {
-    let t = KeyType::parse(&key_type).ok_or_else(|| {
-        invalid_argument(
-            env,
-            format!(
-                "unknown key type {key_type:?}: expected pending, active, schedule, dead or meta"
-            ),
-        )
-    })?;
+    let t = KeyType::parse_arg(&key_type).map_err(|e| to_js(env, &e))?;
     keys::queue_key(&queue, t).map_err(|e| to_js(env, &e))
 }
 

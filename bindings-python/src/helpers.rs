@@ -69,15 +69,7 @@ pub fn is_valid_queue(name: &Bound<'_, PyAny>) -> bool {
 #[pyfunction]
 #[pyo3(name = "queue_key")]
 pub fn queue_key(queue: String, r#type: String) -> PyResult<String> {
-    let key_type = KeyType::parse(&r#type).ok_or_else(|| {
-        err(echomq::Error::new(
-            echomq::ErrorKind::InvalidArgument,
-            format!(
-                "unknown key type {type:?}: expected pending, active, schedule, dead or meta",
-                type = r#type
-            ),
-        ))
-    })?;
+    let key_type = KeyType::parse_arg(&r#type).map_err(err)?;
     keys::queue_key(&queue, key_type).map_err(err)
 }
 

@@ -50,6 +50,18 @@ impl KeyType {
     pub fn parse(text: &str) -> Option<KeyType> {
         KeyType::ALL.into_iter().find(|t| t.as_str() == text)
     }
+
+    /// [`KeyType::parse`] with the one invalid-argument error every binding
+    /// answers for an unknown name.
+    pub fn parse_arg(text: &str) -> Result<KeyType> {
+        KeyType::parse(text).ok_or_else(|| {
+            let names: Vec<&str> = KeyType::ALL.iter().map(|t| t.as_str()).collect();
+            crate::error::Error::invalid_argument(format!(
+                "unknown key type {text:?}: expected one of {}",
+                names.join(", ")
+            ))
+        })
+    }
 }
 
 /// The two per-queue counters.
