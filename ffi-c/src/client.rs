@@ -59,23 +59,18 @@ impl emq_connect_options {
     /// The pointer arguments are NULL or valid as the exported caller's
     /// `# Safety` section states; the returned borrow must not outlive the call.
     unsafe fn to_core(self) -> FfiResult<ConnectOptions> {
-        let node_id =
-            match self.node_id {
-                n if n < 0 => None,
-                n => Some(u16::try_from(n).map_err(|_| {
-                    Fail::invalid_argument(format!("node id {n} is outside 0..=1023"))
-                })?),
-            };
+        // -1 is the process default; any other value must be a node id.
+        let node_id = match self.node_id {
+            -1 => None,
+            n => Some(emq_core::id::check_node_id(n)?),
+        };
         Ok(ConnectOptions {
             node_id,
             // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
             client_name: unsafe { opt_str_arg(self.client_name, "options.client_name") }?
                 .map(String::from),
             connect_timeout: Duration::from_millis(self.connect_timeout_ms),
-            response_timeout: match self.response_timeout_ms {
-                0 => None,
-                ms => Some(Duration::from_millis(ms)),
-            },
+            response_timeout: emq_core::defaults::timeout_from_ms(self.response_timeout_ms),
             max_payload: usize::try_from(self.max_payload).unwrap_or(usize::MAX),
             strict_bundle: self.strict_bundle,
         })
