@@ -42,6 +42,22 @@
 #include <stdint.h>
 
 /**
+ * The item's row exists: it was written; do not send it again.
+ */
+#define EMQ_WRITTEN 0
+
+/**
+ * The item's row does not exist and its connection is gone: resend it.
+ */
+#define EMQ_NOT_WRITTEN 1
+
+/**
+ * Could not be told: resend it with the same id (`emq_enqueue_with_id`
+ * answers `duplicate` if it had been written).
+ */
+#define EMQ_WRITE_UNKNOWN 2
+
+/**
  * Bytes in a branded id (`JOB` + 11 base62 characters).
  */
 #define EMQ_ID_LEN 14
@@ -120,6 +136,27 @@ typedef struct emq_connect_options {
 typedef int32_t emq_status;
 
 /**
+ * A branded id held inline: 14 ASCII characters and a NUL. No free needed.
+ */
+typedef struct emq_id {
+    char text[EMQ_ID_BUF];
+} emq_id;
+
+/**
+ * One payload of a batch cut short by a lost connection.
+ */
+typedef struct emq_batch_item {
+    /**
+     * The id minted for the payload before the batch was sent.
+     */
+    struct emq_id id;
+    /**
+     * `EMQ_WRITTEN`, `EMQ_NOT_WRITTEN` or `EMQ_WRITE_UNKNOWN`.
+     */
+    int32_t state;
+} emq_batch_item;
+
+/**
  * An error record. Allocated by the library, released with `emq_error_free`.
  * Every string field is NUL-terminated UTF-8 owned by the record.
  */
@@ -145,6 +182,15 @@ typedef struct emq_error {
      * `EMQ_ERR_PROTOCOL` only: the unknown `EMQ*` class word; else NULL.
      */
     char *class_word;
+    /**
+     * `EMQ_ERR_PARTIAL_BATCH` only: one entry per payload of the batch, in
+     * input order (its pre-minted id and whether it was written); else NULL.
+     */
+    struct emq_batch_item *batch;
+    /**
+     * The number of entries in `batch` (0 when NULL).
+     */
+    size_t batch_len;
 } emq_error;
 
 /**
@@ -336,13 +382,6 @@ typedef struct emq_time_range {
     uint64_t from_ms;
     uint64_t to_ms;
 } emq_time_range;
-
-/**
- * A branded id held inline: 14 ASCII characters and a NUL. No free needed.
- */
-typedef struct emq_id {
-    char text[EMQ_ID_BUF];
-} emq_id;
 
 /**
  * Ids from `emq_browse`; release with `emq_id_list_free` (`ids` is NULL when `len` is 0).

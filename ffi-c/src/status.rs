@@ -97,6 +97,28 @@ pub struct emq_error {
     pub found: *mut c_char,
     /// `EMQ_ERR_PROTOCOL` only: the unknown `EMQ*` class word; else NULL.
     pub class_word: *mut c_char,
+    /// `EMQ_ERR_PARTIAL_BATCH` only: one entry per payload of the batch, in
+    /// input order (its pre-minted id and whether it was written); else NULL.
+    pub batch: *mut emq_batch_item,
+    /// The number of entries in `batch` (0 when NULL).
+    pub batch_len: usize,
+}
+
+/// The item's row exists: it was written; do not send it again.
+pub const EMQ_WRITTEN: i32 = 0;
+/// The item's row does not exist and its connection is gone: resend it.
+pub const EMQ_NOT_WRITTEN: i32 = 1;
+/// Could not be told: resend it with the same id (`emq_enqueue_with_id`
+/// answers `duplicate` if it had been written).
+pub const EMQ_WRITE_UNKNOWN: i32 = 2;
+
+/// One payload of a batch cut short by a lost connection.
+#[repr(C)]
+pub struct emq_batch_item {
+    /// The id minted for the payload before the batch was sent.
+    pub id: crate::types::emq_id,
+    /// `EMQ_WRITTEN`, `EMQ_NOT_WRITTEN` or `EMQ_WRITE_UNKNOWN`.
+    pub state: i32,
 }
 
 /// A Rust string as an owned C string (interior NULs become U+FFFD).
@@ -166,16 +188,39 @@ impl emq_error {
             message: c_string_raw(message),
             found: opt_c_string_raw(found),
             class_word: opt_c_string_raw(class_word),
+            batch: std::ptr::null_mut(),
+            batch_len: 0,
         }))
     }
 
     pub(crate) fn from_core(err: &emq_core::Error) -> *mut emq_error {
-        emq_error::boxed(
+        let boxed = emq_error::boxed(
             status_of(err.kind()),
             err.message(),
             err.found(),
             err.class_word(),
-        )
+        );
+        if let Some(items) = err.batch_items() {
+            let items: Vec<emq_batch_item> = items
+                .iter()
+                .map(|i| emq_batch_item {
+                    id: crate::types::emq_id {
+                        text: crate::types::id_buf(&i.id),
+                    },
+                    state: match i.state {
+                        emq_core::WriteState::Written => EMQ_WRITTEN,
+                        emq_core::WriteState::NotWritten => EMQ_NOT_WRITTEN,
+                        emq_core::WriteState::Unknown => EMQ_WRITE_UNKNOWN,
+                    },
+                })
+                .collect();
+            let (batch, batch_len) = crate::types::into_raw_list(items);
+            // SAFETY: `boxed` was just allocated above and is not shared yet.
+            let record = unsafe { &mut *boxed };
+            record.batch = batch;
+            record.batch_len = batch_len;
+        }
+        boxed
     }
 }
 
@@ -199,6 +244,8 @@ pub unsafe extern "C" fn emq_error_free(err: *mut emq_error) {
         unsafe { free_c_string(err.found) };
         // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
         unsafe { free_c_string(err.class_word) };
+        // SAFETY: the list was built by `into_raw_list` with this length and is freed once.
+        drop(unsafe { crate::types::from_raw_list(err.batch, err.batch_len) });
     })
 }
 

@@ -50,7 +50,9 @@ macro_rules! layout {
 #[test]
 #[cfg(all(target_pointer_width = "64", not(windows)))]
 fn struct_layouts_lp64() {
-    layout!(emq_error, 40, 8, status => 0, code => 8, message => 16, found => 24, class_word => 32);
+    layout!(emq_error, 56, 8, status => 0, code => 8, message => 16, found => 24, class_word => 32,
+        batch => 40, batch_len => 48);
+    layout!(emq_batch_item, 20, 4, id => 0, state => 16);
     layout!(emq_id, 15, 1, text => 0);
     layout!(emq_enqueued, 16, 1, id => 0, duplicate => 15);
     layout!(emq_bytes, 16, 8, data => 0, len => 8);
