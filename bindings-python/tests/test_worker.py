@@ -351,7 +351,7 @@ def test_handler_batch_async_runs_a_batch_concurrently(client, queue):
 def test_prefetch_and_handler_batch_are_validated(client, queue):
     with pytest.raises(echomq.InvalidArgumentError):
         echomq.Worker(client, queue, lambda job: None, handler_batch=0)
-    with pytest.raises(OverflowError):
+    with pytest.raises(echomq.InvalidArgumentError, match="prefetch"):
         echomq.Worker(client, queue, lambda job: None, prefetch=-1)
     w = echomq.Worker(client, queue, lambda job: None, prefetch=0)
     assert w.queue == queue
