@@ -332,3 +332,58 @@ fn upper_snake(camel: &str) -> String {
     }
     out
 }
+
+/// The defaults the header documents are the core's (`echomq::defaults`),
+/// and the `*_default()` functions answer exactly those.
+#[test]
+fn documented_defaults_are_the_cores() {
+    use emq_core::defaults as core;
+    let w = emq_worker_options_default();
+    assert_eq!(w.concurrency as usize, core::CONCURRENCY);
+    assert_eq!(w.lease_ms, core::LEASE_MS);
+    assert_eq!(w.max_attempts, core::MAX_ATTEMPTS);
+    assert_eq!(w.backoff, EMQ_BACKOFF_EXPONENTIAL);
+    assert_eq!(
+        (w.backoff_base_ms, w.backoff_cap_ms),
+        (core::BACKOFF_BASE_MS, core::BACKOFF_CAP_MS)
+    );
+    assert_eq!(w.pump_interval_ms, core::PUMP_INTERVAL_MS);
+    assert_eq!(w.idle_max_ms, core::IDLE_MAX_MS);
+    assert_eq!(w.shutdown_grace_ms, core::SHUTDOWN_GRACE_MS);
+    assert_eq!(w.prefetch, EMQ_PREFETCH_CONCURRENCY);
+    assert_eq!(w.handler_batch as usize, core::HANDLER_BATCH);
+    let c = emq_connect_options_default();
+    assert_eq!(c.node_id, -1);
+    assert_eq!(c.connect_timeout_ms, core::CONNECT_TIMEOUT_MS);
+    assert_eq!(c.response_timeout_ms, core::RESPONSE_TIMEOUT_MS);
+    assert_eq!(c.max_payload as usize, core::MAX_PAYLOAD);
+    let header = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../include/echomq.h"),
+    )
+    .unwrap();
+    let documented = [
+        format!(
+            "concurrency {}, lease {} ms, {} attempts",
+            core::CONCURRENCY,
+            core::LEASE_MS,
+            core::MAX_ATTEMPTS
+        ),
+        format!(
+            "exponential {}..{} ms, pumps every {} ms, idle poll {} ms, grace {} ms",
+            core::BACKOFF_BASE_MS,
+            core::BACKOFF_CAP_MS,
+            core::PUMP_INTERVAL_MS,
+            core::IDLE_MAX_MS,
+            core::SHUTDOWN_GRACE_MS
+        ),
+        format!(
+            "{} / {} ms, 16 MiB",
+            core::CONNECT_TIMEOUT_MS,
+            core::RESPONSE_TIMEOUT_MS
+        ),
+    ];
+    let flat = header.split_whitespace().collect::<Vec<_>>().join(" ");
+    for text in documented {
+        assert!(flat.contains(&text), "the header documents {text:?}");
+    }
+}
