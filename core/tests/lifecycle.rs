@@ -54,6 +54,7 @@ async fn a_dropped_run_stops_heartbeating_and_its_jobs_come_back() {
             concurrency: 3,
             prefetch: Some(0),
             lease_ms: 600,
+            shutdown_grace_ms: 0,
             ..WorkerOptions::default()
         },
     );
