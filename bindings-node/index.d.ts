@@ -23,6 +23,8 @@ export declare const ErrorCode: {
   readonly JOB_ACTIVE: 'EMQ_JOB_ACTIVE'
   readonly BUNDLE_MISMATCH: 'EMQ_BUNDLE_MISMATCH'
   readonly CLOSED: 'EMQ_CLOSED'
+  readonly PARTIAL_BATCH: 'EMQ_PARTIAL_BATCH'
+  readonly INTERNAL: 'EMQ_INTERNAL'
 }
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 

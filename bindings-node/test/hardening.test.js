@@ -60,7 +60,7 @@ test('a closed client ends a running worker with EMQ_CLOSED', async () => {
   const running = worker.run()
   setTimeout(() => client.close(), 100)
   await assert.rejects(running, (e) => e.code === emq.ErrorCode.CLOSED)
-  assert.throws(() => client.bundleMismatches(), (e) => e.code === emq.ErrorCode.CLOSED)
+  await assert.rejects(client.bundleMismatches(), (e) => e.code === emq.ErrorCode.CLOSED)
 })
 
 test('a core future that panics rejects with EMQ_INTERNAL and the process exits', async () => {

@@ -9,6 +9,9 @@ const { join } = require('node:path')
 const { startRedis, hash, sleep, waitFor, uniqueQueue } = require('./helpers')
 const emq = require('..')
 
+/** The failure counters of a run that met no transient failure. */
+const NO_FAILURES = { claimFailures: 0, heartbeatFailures: 0, settleFailures: 0, released: 0 }
+
 let server, client, raw
 before(async () => {
   server = await startRedis()
@@ -52,7 +55,7 @@ test('N jobs are processed exactly once by concurrent handlers', async () => {
   assert.deepEqual(new Set(seen.keys()), new Set(enq.map((v) => v.value.id)))
   assert.ok(maxRunning <= 8 && maxRunning > 1, `maxRunning=${maxRunning}`)
   const stats = worker.stats()
-  assert.deepEqual(stats, { claimed: N, completed: N, retried: 0, dead: 0, leaseLost: 0, inFlight: 0 })
+  assert.deepEqual(stats, { claimed: N, completed: N, retried: 0, dead: 0, leaseLost: 0, inFlight: 0, ...NO_FAILURES })
   assert.deepEqual(await client.counts(q), { pending: 0, active: 0, scheduled: 0, dead: 0, completed: N, failed: 0 })
 })
 
@@ -156,7 +159,7 @@ test('a handler 3× longer than the lease keeps its lease and completes with its
   assert.deepEqual(tokens, [1], 'ran once, with its original token')
   assert.equal(reaped, 0)
   assert.deepEqual(await raw.cmd('HGETALL', `emq:{${q}}:job:${e.id}`), [])
-  assert.deepEqual(worker.stats(), { claimed: 1, completed: 1, retried: 0, dead: 0, leaseLost: 0, inFlight: 0 })
+  assert.deepEqual(worker.stats(), { claimed: 1, completed: 1, retried: 0, dead: 0, leaseLost: 0, inFlight: 0, ...NO_FAILURES })
 })
 
 test('graceful close: in-flight jobs finish, nothing is left in active', async () => {
