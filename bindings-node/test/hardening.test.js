@@ -7,7 +7,7 @@ const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
 const { readFileSync } = require('node:fs')
 const { join } = require('node:path')
-const { startRedis, uniqueQueue, PKG } = require('./helpers')
+const { startRedis, uniqueQueue, PKG, sleep } = require('./helpers')
 const emq = require('..')
 
 let server
@@ -119,4 +119,50 @@ test('worker stats count failures', async () => {
     assert.equal(stats[k], 0, k)
   }
   await client.close()
+})
+
+/** Kill the connection named `name` once the server holds more than `rows` keys. */
+async function killAfter(raw, name, rows) {
+  for (;;) {
+    if (Number(await raw.cmd('DBSIZE')) > rows) {
+      const list = await raw.cmd('CLIENT', 'LIST')
+      for (const line of list.split('\n').filter((l) => l.includes(` name=${name} `))) {
+        const id = line.split(' ').find((f) => f.startsWith('id=')).slice(3)
+        await raw.cmd('CLIENT', 'KILL', 'ID', id)
+      }
+      return
+    }
+    await sleep(1)
+  }
+}
+
+test('a batch cut by a dropped connection rejects with EMQ_PARTIAL_BATCH and per-item states', async () => {
+  const payloads = Array.from({ length: 20000 }, () => 'x'.repeat(2000))
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const client = await emq.connect(server.url, { clientName: 'nodevictim' })
+    const q = uniqueQueue()
+    const before = Number(await server.raw.cmd('DBSIZE'))
+    const killer = killAfter(server.raw, 'nodevictim', before + 100)
+    const outcome = await client.enqueueMany(q, payloads).then(
+      () => null,
+      (e) => e
+    )
+    await killer
+    if (outcome === null) {
+      await client.close()
+      continue // the whole batch won the race; try again
+    }
+    assert.equal(outcome.code, emq.ErrorCode.PARTIAL_BATCH, String(outcome))
+    assert.equal(outcome.items.length, payloads.length)
+    const states = new Set(outcome.items.map((i) => i.state))
+    assert.ok(states.has('written'))
+    for (const s of states) assert.ok(['written', 'not_written', 'unknown'].includes(s), s)
+    for (const item of outcome.items) {
+      if (item.state !== 'written') await client.enqueueWithId(q, item.id, 'x'.repeat(2000))
+    }
+    assert.equal((await client.counts(q)).pending, payloads.length)
+    await client.close()
+    return
+  }
+  assert.fail('no batch was cut in five attempts')
 })
