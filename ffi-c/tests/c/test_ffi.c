@@ -22,7 +22,10 @@
 
 /* ---- the layouts the Rust side asserts (ffi-c/src/tests.rs), from C ---- */
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
-_Static_assert(sizeof(emq_error) == 40 && offsetof(emq_error, class_word) == 32, "emq_error");
+_Static_assert(sizeof(emq_error) == 56 && offsetof(emq_error, class_word) == 32 &&
+                   offsetof(emq_error, batch) == 40 && offsetof(emq_error, batch_len) == 48,
+               "emq_error");
+_Static_assert(sizeof(emq_batch_item) == 20 && offsetof(emq_batch_item, state) == 16, "emq_batch_item");
 _Static_assert(sizeof(emq_id) == 15, "emq_id");
 _Static_assert(sizeof(emq_enqueued) == 16 && offsetof(emq_enqueued, duplicate) == 15, "emq_enqueued");
 _Static_assert(sizeof(emq_bytes) == 16 && offsetof(emq_bytes, len) == 8, "emq_bytes");
@@ -56,7 +59,9 @@ _Static_assert(sizeof(emq_worker_options) == 80 && offsetof(emq_worker_options, 
                    offsetof(emq_worker_options, prefetch) == 64 &&
                    offsetof(emq_worker_options, handler_batch) == 72,
                "emq_worker_options");
-_Static_assert(sizeof(emq_stats) == 48 && offsetof(emq_stats, in_flight) == 40, "emq_stats");
+_Static_assert(sizeof(emq_stats) == 80 && offsetof(emq_stats, in_flight) == 40 &&
+                   offsetof(emq_stats, released) == 72,
+               "emq_stats");
 #endif
 
 /* ---- a tiny harness ---- */
