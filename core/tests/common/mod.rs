@@ -1,5 +1,8 @@
-//! A throwaway `redis-server` per test, on a free port, killed on drop.
+//! A throwaway `redis-server` (or `valkey-server`, see [`flavour`]) per test,
+//! on a free port, killed on drop.
 #![allow(dead_code)]
+
+pub mod flavour;
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -33,13 +36,17 @@ impl Server {
                 return server;
             }
         }
-        panic!("could not start redis-server on a free port in 20 tries");
+        panic!(
+            "could not start {} on a free port in 20 tries",
+            flavour::server_binary()
+        );
     }
 
     fn spawn(&mut self) {
         assert!(
             self.try_spawn(),
-            "redis-server on port {} did not start",
+            "{} on port {} did not start",
+            flavour::server_binary(),
             self.port
         );
     }
@@ -47,7 +54,7 @@ impl Server {
     /// Start our child and wait until it answers; false when it exits (the
     /// port was taken) or the answering server is not our child.
     fn try_spawn(&mut self) -> bool {
-        let child = Command::new("redis-server")
+        let child = Command::new(flavour::server_binary())
             .args([
                 "--port",
                 &self.port.to_string(),
@@ -61,7 +68,7 @@ impl Server {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("redis-server must be installed (apt-get install redis-server)");
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", flavour::server_binary()));
         let pid = child.id();
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -84,6 +91,12 @@ impl Server {
         }
         self.stop();
         false
+    }
+
+    /// `(name, version)` as the running server reports them.
+    pub fn identity(&self) -> (String, String) {
+        let info: String = redis::cmd("INFO").arg("server").query(&mut self.raw()).unwrap();
+        flavour::identify(&info)
     }
 
     pub fn url(&self) -> String {
