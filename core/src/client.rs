@@ -11,6 +11,7 @@ use crate::fence::BundleMismatch;
 use crate::id::{self, BrandedId};
 use crate::keys::QueueKeys;
 use crate::options::ConnectOptions;
+use crate::replies;
 use crate::scripts;
 use crate::transport::Transport;
 use crate::types::*;
@@ -44,32 +45,6 @@ fn check_positive(name: &str, value: u64) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-fn as_string(v: Value) -> Result<String> {
-    Ok(redis::from_redis_value(v)?)
-}
-
-fn as_u64(v: Value) -> Result<u64> {
-    Ok(redis::from_redis_value(v)?)
-}
-
-/// A script reply outside the closed set its script can answer: a protocol
-/// error, never read as a plausible answer.
-fn unexpected_reply(script: &str, reply: &str) -> Error {
-    Error::new(
-        ErrorKind::Protocol,
-        format!("the {script} script answered {reply:?}, outside its replies"),
-    )
-}
-
-/// The enqueue/schedule scripts' 1 (created) or 0 (the id exists).
-fn as_created(script: &str, v: Value) -> Result<bool> {
-    match as_u64(v)? {
-        1 => Ok(true),
-        0 => Ok(false),
-        n => Err(unexpected_reply(script, &n.to_string())),
-    }
 }
 
 impl Client {
@@ -185,7 +160,7 @@ impl Client {
             .await?;
         Ok(Enqueued {
             id: *id,
-            duplicate: !as_created("enqueue", answer)?,
+            duplicate: !replies::created(answer)?,
         })
     }
 
@@ -230,7 +205,7 @@ impl Client {
                     ],
                 )
                 .await?;
-            if as_created("schedule", answer)? {
+            if replies::created(answer)? {
                 return Ok(Enqueued {
                     id,
                     duplicate: false,
@@ -282,7 +257,7 @@ impl Client {
         };
         let mut out = Vec::with_capacity(ids.len());
         for ((id, answer), payload) in ids.into_iter().zip(answers).zip(payloads) {
-            out.push(match answer.and_then(|a| as_created("enqueue", a)) {
+            out.push(match answer.and_then(replies::created) {
                 // A minted id that already exists is a node-id collision: re-mint.
                 Ok(false) => self.enqueue(queue, payload).await,
                 Ok(true) => Ok(Enqueued {
@@ -357,17 +332,7 @@ impl Client {
                 ],
             )
             .await?;
-        let flat: Vec<Value> = redis::from_redis_value(answer)?;
-        let mut jobs = Vec::with_capacity(flat.len() / 3);
-        let mut it = flat.into_iter();
-        while let (Some(id), Some(payload), Some(token)) = (it.next(), it.next(), it.next()) {
-            jobs.push(Job {
-                id: BrandedId::parse(&as_string(id)?)?,
-                payload: redis::from_redis_value(payload)?,
-                token: as_u64(token)?,
-            });
-        }
-        Ok(jobs)
+        replies::claimed(answer)
     }
 
     fn complete_call(keys: &QueueKeys, id: &BrandedId, token: u64) -> (Vec<String>, Vec<Vec<u8>>) {
@@ -385,14 +350,6 @@ impl Client {
         )
     }
 
-    fn complete_verdict(id: &BrandedId, answer: Result<Value>) -> Result<()> {
-        match as_string(answer?)?.as_str() {
-            "ok" => Ok(()),
-            "gone" => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
-            other => Err(unexpected_reply("complete", other)),
-        }
-    }
-
     /// Settle a held job as done: its row and every set entry are deleted.
     pub async fn complete(&self, queue: &str, id: &str, token: u64) -> Result<()> {
         let keys = QueueKeys::new(queue)?;
@@ -401,7 +358,7 @@ impl Client {
         let k: Vec<&str> = k.iter().map(String::as_str).collect();
         let a: Vec<&[u8]> = a.iter().map(Vec::as_slice).collect();
         let answer = self.transport.script(&scripts::COMPLETE, &k, &a).await;
-        Self::complete_verdict(&id, answer)
+        replies::completed(&id, answer)
     }
 
     /// Complete many held jobs in one script call per [`SETTLE_BATCH`] jobs; each token is
@@ -433,18 +390,7 @@ impl Client {
                     &arg_refs,
                 )
                 .await?;
-            let verdicts: Vec<String> = redis::from_redis_value(answer)?;
-            for (id, verdict) in chunk_ids.iter().zip(verdicts) {
-                out.push(match verdict.as_str() {
-                    "ok" => Ok(()),
-                    "gone" => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
-                    text => {
-                        let (class, detail) = text.split_once(' ').unwrap_or((text, ""));
-                        Err(Error::from_wire_class(class, detail)
-                            .unwrap_or_else(|| unexpected_reply("complete_many", text)))
-                    }
-                });
-            }
+            out.extend(replies::completed_many(chunk_ids, answer)?);
         }
         Ok(out)
     }
@@ -485,11 +431,7 @@ impl Client {
                 ],
             )
             .await?;
-        match as_string(answer)?.as_str() {
-            "dead" => Ok(RetryOutcome::Dead),
-            "scheduled" => Ok(RetryOutcome::Scheduled),
-            other => Err(unexpected_reply("retry", other)),
-        }
+        replies::retried(answer)
     }
 
     fn extend_call(
@@ -506,18 +448,6 @@ impl Client {
                 lease.as_bytes().to_vec(),
             ],
         )
-    }
-
-    fn extend_verdict(id: &BrandedId, answer: Result<Value>) -> Result<()> {
-        match as_string(answer?)?.as_str() {
-            "ok" => Ok(()),
-            "lost" => Err(Error::new(
-                ErrorKind::LeaseLost,
-                format!("lease lost: job {id} is no longer active"),
-            )),
-            "gone" => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
-            other => Err(unexpected_reply("extend", other)),
-        }
     }
 
     /// Renew a held job's lease to server-now + `lease_ms`.
@@ -550,7 +480,7 @@ impl Client {
         Ok(ids
             .iter()
             .zip(answers)
-            .map(|(id, a)| Self::extend_verdict(id, a))
+            .map(|(id, a)| replies::extended(id, a))
             .collect())
     }
 
@@ -584,7 +514,7 @@ impl Client {
             .transport
             .script_many(&scripts::RELEASE, &calls)
             .await?;
-        Ok(answers.into_iter().map(|a| a.map(drop)).collect())
+        Ok(answers.into_iter().map(replies::released).collect())
     }
 
     // ---- pumps ---------------------------------------------------------
@@ -618,7 +548,7 @@ impl Client {
                 &[keys.base.as_bytes(), limit.to_string().as_bytes()],
             )
             .await?;
-        as_u64(answer)
+        replies::moved(answer)
     }
 
     // ---- inspection and administration -----------------------------------
@@ -632,51 +562,18 @@ impl Client {
         }
         pipe.cmd("HGET").arg(&keys.completed).arg("count");
         pipe.cmd("HGET").arg(&keys.failed).arg("count");
-        let v = self.transport.pipeline(&pipe).await?;
-        let n = |i: usize| -> Result<u64> {
-            Ok(redis::from_redis_value::<Option<u64>>(v[i].clone())?.unwrap_or(0))
-        };
-        Ok(Counts {
-            pending: n(0)?,
-            active: n(1)?,
-            scheduled: n(2)?,
-            dead: n(3)?,
-            completed: n(4)?,
-            failed: n(5)?,
-        })
+        replies::counts(self.transport.pipeline(&pipe).await?)
     }
 
     /// The stored row of a job, or `None` when there is none.
     pub async fn job(&self, queue: &str, id: &str) -> Result<Option<JobInfo>> {
         let keys = QueueKeys::new(queue)?;
         let id = BrandedId::parse(id)?;
-        let fields: std::collections::HashMap<String, Vec<u8>> = self
+        let row: Value = self
             .transport
             .query(redis::cmd("HGETALL").arg(keys.job(&id)))
             .await?;
-        if fields.is_empty() {
-            return Ok(None);
-        }
-        let text = |name: &str| {
-            fields
-                .get(name)
-                .map(|v| String::from_utf8_lossy(v).into_owned())
-        };
-        Ok(Some(JobInfo {
-            id,
-            state: JobState::parse(&text("state").unwrap_or_default())?,
-            attempts: match text("attempts") {
-                None => 0,
-                Some(a) => a.parse().map_err(|_| {
-                    Error::new(
-                        ErrorKind::Protocol,
-                        format!("job {id} has a malformed attempts field {a:?}"),
-                    )
-                })?,
-            },
-            payload: fields.get("payload").cloned().unwrap_or_default(),
-            last_error: text("last_error"),
-        }))
+        replies::job_row(&id, row)
     }
 
     /// Ids in one set, oldest or newest first, optionally inside a time range:
@@ -740,8 +637,7 @@ impl Client {
             }
         }
         cmd.arg("LIMIT").arg(0).arg(limit);
-        let ids: Vec<String> = self.transport.query(&cmd).await?;
-        ids.iter().map(|s| BrandedId::parse(s)).collect()
+        replies::browsed(self.transport.query(&cmd).await?)
     }
 
     /// Stop claims on a queue (pending is left intact).
@@ -785,14 +681,7 @@ impl Client {
                 &[id.as_str().as_bytes()],
             )
             .await?;
-        match as_string(answer)?.as_str() {
-            "ok" => Ok(()),
-            "notdead" => Err(Error::new(
-                ErrorKind::NotDead,
-                format!("job {id} is not in dead"),
-            )),
-            other => Err(unexpected_reply("requeue_dead", other)),
-        }
+        replies::requeued(&id, answer)
     }
 
     /// Delete a job that is not active, from its row and every set.
@@ -814,14 +703,6 @@ impl Client {
                 &[id.as_str().as_bytes()],
             )
             .await?;
-        match as_string(answer)?.as_str() {
-            "ok" => Ok(()),
-            "active" => Err(Error::new(
-                ErrorKind::JobActive,
-                format!("job {id} is active; settle it first"),
-            )),
-            "gone" => Err(Error::new(ErrorKind::Gone, format!("job {id} is gone"))),
-            other => Err(unexpected_reply("remove", other)),
-        }
+        replies::removed(&id, answer)
     }
 }

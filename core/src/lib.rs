@@ -22,6 +22,8 @@ mod types;
 pub mod blocking;
 pub mod id;
 pub mod keys;
+#[doc(hidden)]
+pub mod replies;
 pub mod runtime;
 pub mod scripts;
 pub mod slot;

@@ -16,7 +16,12 @@ fn the_harness_starts_the_server_it_was_asked_for() {
     } else {
         "redis"
     };
-    assert_eq!(name, expected, "EMQ_TEST_SERVER={}", flavour::server_binary());
+    assert_eq!(
+        name,
+        expected,
+        "EMQ_TEST_SERVER={}",
+        flavour::server_binary()
+    );
     assert!(!version.is_empty());
 }
 
@@ -27,7 +32,8 @@ fn identify_reads_both_info_shapes() {
         flavour::identify(redis),
         ("redis".to_string(), "7.0.15".to_string())
     );
-    let valkey = "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1.8\r\n";
+    let valkey =
+        "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1.8\r\n";
     assert_eq!(
         flavour::identify(valkey),
         ("valkey".to_string(), "8.1.8".to_string())

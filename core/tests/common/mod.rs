@@ -95,7 +95,10 @@ impl Server {
 
     /// `(name, version)` as the running server reports them.
     pub fn identity(&self) -> (String, String) {
-        let info: String = redis::cmd("INFO").arg("server").query(&mut self.raw()).unwrap();
+        let info: String = redis::cmd("INFO")
+            .arg("server")
+            .query(&mut self.raw())
+            .unwrap();
         flavour::identify(&info)
     }
 
