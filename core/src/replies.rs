@@ -49,8 +49,11 @@ fn text(what: &str, reply: Value) -> Result<String> {
     decode(what, reply)
 }
 
+/// A count or token. Decoded as the server's signed integer first: redis-rs
+/// reads `:-1` as `u64` by wrapping it to 18446744073709551615.
 fn count(what: &str, reply: Value) -> Result<u64> {
-    decode(what, reply)
+    let n: i64 = decode(what, reply)?;
+    u64::try_from(n).map_err(|_| unexpected(what, &Value::Int(n)))
 }
 
 /// An array's items, moved out rather than copied (claim replies carry payloads).
@@ -216,7 +219,10 @@ pub fn counts(replies: Vec<Value>) -> Result<Counts> {
         return Err(unexpected("counts", &Value::Array(replies)));
     }
     for (slot, reply) in n.iter_mut().zip(replies) {
-        *slot = decode::<Option<u64>>("counts", reply)?.unwrap_or(0);
+        *slot = match reply {
+            Value::Nil => 0,
+            reply => count("counts", reply)?,
+        };
     }
     let [pending, active, scheduled, dead, completed, failed] = n;
     Ok(Counts {
@@ -264,4 +270,148 @@ pub fn browsed(reply: Value) -> Result<Vec<BrandedId>> {
         .into_iter()
         .map(|id| server_id("browse", id))
         .collect()
+}
+
+/// Regression tests for the replies the decoders once guessed at (found while
+/// writing the fuzz targets' invariants; docs/PROTOCOL-DECISIONS.md 15.4), and
+/// the shapes the fuzz seeds start from.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "JOB0NgWEfAEJfs";
+
+    fn id() -> BrandedId {
+        BrandedId::parse(ID).unwrap()
+    }
+
+    fn wire(resp: &str) -> Value {
+        redis::parse_redis_value(resp.as_bytes()).unwrap()
+    }
+
+    fn kind<T: std::fmt::Debug>(r: Result<T>) -> ErrorKind {
+        r.unwrap_err().kind()
+    }
+
+    #[test]
+    fn claim_triples_decode_and_a_cut_reply_is_refused() {
+        let one = format!("*3\r\n$14\r\n{ID}\r\n$5\r\nhello\r\n:3\r\n");
+        let jobs = claimed(wire(&one)).unwrap();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(
+            (jobs[0].id, &jobs[0].payload[..], jobs[0].token),
+            (id(), &b"hello"[..], 3)
+        );
+        assert!(claimed(wire("*0\r\n")).unwrap().is_empty());
+        // Two of three fields: the job was claimed on the server; dropping it
+        // silently would hide it until the reaper. Now a typed error.
+        let cut = format!("*2\r\n$14\r\n{ID}\r\n$5\r\nhello\r\n");
+        assert_eq!(kind(claimed(wire(&cut))), ErrorKind::Server);
+        // A malformed id from the server is the server's fault, not InvalidId.
+        let bad = "*3\r\n$3\r\nJOB\r\n$0\r\n\r\n:1\r\n";
+        assert_eq!(kind(claimed(wire(bad))), ErrorKind::Server);
+        assert_eq!(kind(claimed(wire(":1\r\n"))), ErrorKind::Server);
+    }
+
+    #[test]
+    fn batch_verdicts_must_match_the_jobs_one_for_one() {
+        let ids = [id(), id(), id()];
+        let reply = wire("*3\r\n+ok\r\n+gone\r\n$26\r\nEMQSTALE complete not held\r\n");
+        let verdicts = completed_many(&ids, reply).unwrap();
+        assert!(verdicts[0].is_ok());
+        assert_eq!(verdicts[1].as_ref().unwrap_err().kind(), ErrorKind::Gone);
+        assert_eq!(verdicts[2].as_ref().unwrap_err().kind(), ErrorKind::Stale);
+        // Fewer verdicts than jobs used to answer a shorter list.
+        let short = wire("*2\r\n+ok\r\n+ok\r\n");
+        assert_eq!(kind(completed_many(&ids, short)), ErrorKind::Server);
+        let odd = completed_many(&ids[..1], wire("*1\r\n+maybe\r\n")).unwrap();
+        assert_eq!(odd[0].as_ref().unwrap_err().kind(), ErrorKind::Server);
+        let future = completed_many(&ids[..1], wire("*1\r\n+EMQNEW x\r\n")).unwrap();
+        assert_eq!(future[0].as_ref().unwrap_err().class_word(), Some("EMQNEW"));
+    }
+
+    #[test]
+    fn unknown_words_are_refused_not_guessed() {
+        assert_eq!(retried(wire("+dead\r\n")).unwrap(), RetryOutcome::Dead);
+        assert_eq!(
+            retried(wire("+scheduled\r\n")).unwrap(),
+            RetryOutcome::Scheduled
+        );
+        // Once read as `scheduled`, and `gone` for the settle verbs.
+        assert_eq!(kind(retried(wire("+queued\r\n"))), ErrorKind::Server);
+        assert_eq!(
+            kind(completed(&id(), Ok(wire("+done\r\n")))),
+            ErrorKind::Server
+        );
+        assert_eq!(
+            kind(completed(&id(), Ok(wire("+gone\r\n")))),
+            ErrorKind::Gone
+        );
+        assert_eq!(
+            kind(extended(&id(), Ok(wire("+lost\r\n")))),
+            ErrorKind::LeaseLost
+        );
+        assert_eq!(
+            kind(extended(&id(), Ok(wire("+later\r\n")))),
+            ErrorKind::Server
+        );
+        assert_eq!(
+            kind(requeued(&id(), wire("+notdead\r\n"))),
+            ErrorKind::NotDead
+        );
+        assert_eq!(kind(requeued(&id(), wire("+nope\r\n"))), ErrorKind::Server);
+        assert_eq!(
+            kind(removed(&id(), wire("+active\r\n"))),
+            ErrorKind::JobActive
+        );
+        assert_eq!(kind(removed(&id(), wire(":1\r\n"))), ErrorKind::Server);
+        assert!(released(Ok(wire(":1\r\n"))).is_ok());
+        assert_eq!(kind(released(Ok(wire("+whatever\r\n")))), ErrorKind::Server);
+        assert!(created(wire(":1\r\n")).unwrap());
+        assert!(!created(wire(":0\r\n")).unwrap());
+        assert_eq!(kind(created(wire(":2\r\n"))), ErrorKind::Server);
+        // redis-rs wraps a negative integer into a huge u64: refused instead.
+        assert_eq!(kind(moved(wire(":-1\r\n"))), ErrorKind::Server);
+        let negative_token = format!("*3\r\n$14\r\n{ID}\r\n$0\r\n\r\n:-1\r\n");
+        assert_eq!(kind(claimed(wire(&negative_token))), ErrorKind::Server);
+    }
+
+    #[test]
+    fn error_replies_keep_their_wire_class() {
+        let stale = from_wire(wire("-EMQSTALE complete token mismatch\r\n"));
+        assert_eq!(kind(completed(&id(), stale)), ErrorKind::Stale);
+        let gone = from_wire(wire("-EMQSTALE job gone\r\n"));
+        assert_eq!(kind(released(gone)), ErrorKind::Gone);
+        assert_eq!(kind(from_wire(wire("-ERR nope\r\n"))), ErrorKind::Server);
+        assert!(from_wire(wire("+ok\r\n")).is_ok());
+    }
+
+    #[test]
+    fn counts_need_all_six_answers() {
+        let six = wire("*6\r\n:1\r\n:2\r\n:3\r\n:4\r\n$1\r\n5\r\n_\r\n");
+        let Value::Array(items) = six else { panic!() };
+        let c = counts(items.clone()).unwrap();
+        assert_eq!((c.pending, c.dead, c.completed, c.failed), (1, 4, 5, 0));
+        // Indexed by position once: a short answer panicked.
+        assert_eq!(kind(counts(items[..5].to_vec())), ErrorKind::Server);
+    }
+
+    #[test]
+    fn job_rows_refuse_a_garbled_attempts_field() {
+        let row = wire("%3\r\n$5\r\nstate\r\n$4\r\ndead\r\n$8\r\nattempts\r\n$1\r\n2\r\n$10\r\nlast_error\r\n$4\r\nboom\r\n");
+        let info = job_row(&id(), row).unwrap().unwrap();
+        assert_eq!((info.state, info.attempts), (JobState::Dead, 2));
+        assert_eq!(info.last_error.as_deref(), Some("boom"));
+        assert!(job_row(&id(), wire("*0\r\n")).unwrap().is_none());
+        // Read as 0 attempts once.
+        let garbled = wire("*4\r\n$5\r\nstate\r\n$4\r\ndead\r\n$8\r\nattempts\r\n$2\r\nxx\r\n");
+        assert_eq!(kind(job_row(&id(), garbled)), ErrorKind::Server);
+    }
+
+    #[test]
+    fn browse_ids_come_from_the_server() {
+        let two = format!("*2\r\n$14\r\n{ID}\r\n$14\r\n{ID}\r\n");
+        assert_eq!(browsed(wire(&two)).unwrap(), vec![id(), id()]);
+        assert_eq!(kind(browsed(wire("*1\r\n$2\r\nno\r\n"))), ErrorKind::Server);
+    }
 }

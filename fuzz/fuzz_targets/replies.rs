@@ -1,0 +1,53 @@
+//! Every reply decoder of the core from hostile bytes: the bytes are parsed as
+//! RESP (what a server, or something posing as one, could send) and handed to
+//! each decoder, which answers a value or a typed error and never panics.
+#![no_main]
+
+use echomq::id::BrandedId;
+use echomq::replies;
+use libfuzzer_sys::fuzz_target;
+use redis::Value;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(value) = redis::parse_redis_value(data) else {
+        return;
+    };
+    let id = BrandedId::parse("JOB0000000000A").unwrap();
+    let reply = replies::from_wire(value.clone());
+
+    let _ = replies::completed(&id, reply.clone());
+    let _ = replies::extended(&id, reply.clone());
+    let _ = replies::released(reply.clone());
+    let Ok(value) = reply else {
+        return;
+    };
+    let _ = replies::created(value.clone());
+    // Counts and tokens are the server's integers: never above i64::MAX (a
+    // wrapped negative would be), and a claim hands back every triple.
+    if let Ok(jobs) = replies::claimed(value.clone()) {
+        if let Value::Array(items) = &value {
+            assert_eq!(jobs.len() * 3, items.len());
+        }
+        assert!(jobs.iter().all(|j| j.token <= i64::MAX as u64));
+    }
+    if let Ok(n) = replies::moved(value.clone()) {
+        assert!(n <= i64::MAX as u64);
+    }
+    let _ = replies::retried(value.clone());
+    let _ = replies::requeued(&id, value.clone());
+    let _ = replies::removed(&id, value.clone());
+    let _ = replies::job_row(&id, value.clone());
+    let _ = replies::browsed(value.clone());
+    if let Value::Array(items) = &value {
+        // One id per verdict (reaching the verdict words), and one too many.
+        for n in [items.len(), items.len() + 1] {
+            let ids = vec![id; n];
+            if let Ok(verdicts) = replies::completed_many(&ids, value.clone()) {
+                assert_eq!(verdicts.len(), n);
+            }
+        }
+        if let Ok(c) = replies::counts(items.clone()) {
+            assert!(c.pending.max(c.failed) <= i64::MAX as u64);
+        }
+    }
+});
