@@ -19,6 +19,11 @@ cargo test -p echomq
 say "rust: core integration tests against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
 EMQ_TEST_SERVER="$VALKEY_SERVER" cargo test -p echomq --test '*'
 
+# Hostile bytes against the parsers: the committed corpus replayed, then a few
+# seconds of fresh inputs per target (docs/FUZZING.md).
+say "rust: fuzz smoke (ids, keys, reply decoders)"
+bash scripts/fuzz.sh --smoke
+
 for suite in c python node bench-smoke; do
   if [ -f "scripts/test-$suite.sh" ]; then
     say "$suite"

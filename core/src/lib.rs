@@ -26,6 +26,7 @@ pub mod keys;
 pub mod replies;
 pub mod runtime;
 pub mod scripts;
+pub mod server_info;
 pub mod slot;
 pub mod worker;
 

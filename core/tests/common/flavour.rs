@@ -21,22 +21,3 @@ pub fn wants_valkey() -> bool {
         .file_name()
         .is_some_and(|n| n.to_string_lossy().contains("valkey"))
 }
-
-/// `(name, version)` of a running server, from its `INFO server` section:
-/// Valkey reports `server_name:valkey` and `valkey_version`; Redis reports
-/// only `redis_version` (Valkey also answers one, frozen at 7.2.4, for clients
-/// that gate features on it).
-pub fn identify(info: &str) -> (String, String) {
-    let field = |name: &str| {
-        info.lines()
-            .find_map(|l| l.trim().strip_prefix(name)?.strip_prefix(':'))
-            .map(str::to_string)
-    };
-    match field("valkey_version") {
-        Some(v) => ("valkey".to_string(), v),
-        None => (
-            field("server_name").unwrap_or_else(|| "redis".to_string()),
-            field("redis_version").unwrap_or_default(),
-        ),
-    }
-}

@@ -93,13 +93,13 @@ impl Server {
         false
     }
 
-    /// `(name, version)` as the running server reports them.
-    pub fn identity(&self) -> (String, String) {
+    /// Name and version as the running server reports them.
+    pub fn identity(&self) -> echomq::server_info::ServerInfo {
         let info: String = redis::cmd("INFO")
             .arg("server")
             .query(&mut self.raw())
             .unwrap();
-        flavour::identify(&info)
+        echomq::server_info::ServerInfo::parse(&info)
     }
 
     pub fn url(&self) -> String {
