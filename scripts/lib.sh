@@ -22,10 +22,11 @@ ensure_redis() { command -v redis-server >/dev/null || apt_install redis-server;
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # start_redis VAR: start a throwaway redis-server on a free port; its URL goes
-# into VAR and its pid into ${VAR}_PID. stop_redis VAR stops it.
+# into VAR and its pid into ${VAR}_PID. stop_redis VAR stops it. Like the Rust
+# test harness, it starts $EMQ_TEST_SERVER instead when set (e.g. $VALKEY_SERVER).
 start_redis() {
   local port; port=$(free_port)
-  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+  "${EMQ_TEST_SERVER:-redis-server}" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
     --loglevel warning >/dev/null 2>&1 &
   local pid=$!
   for _ in $(seq 1 100); do
