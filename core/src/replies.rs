@@ -3,8 +3,8 @@
 //! `client.rs` call them; `fuzz/fuzz_targets/replies.rs` feeds them hostile
 //! bytes, which is why they are public (hidden from the docs: not API).
 //!
-//! A reply the scripts never give is a typed `Server` error that shows the
-//! reply, never a guess: a claim reply cut short, or a batch with fewer
+//! A reply the scripts never give is a typed `Protocol` error that shows the
+//! reply (docs/PROTOCOL-DECISIONS.md 11.3), never a guess: a claim reply cut short, or a batch with fewer
 //! verdicts than jobs, would otherwise hide jobs the server already moved.
 
 use std::collections::HashMap;
@@ -27,7 +27,7 @@ pub fn from_wire(reply: Value) -> Result<Value> {
 fn unexpected(what: &str, reply: &Value) -> Error {
     let shown: String = format!("{reply:?}").chars().take(SHOWN_CHARS).collect();
     Error::new(
-        ErrorKind::Server,
+        ErrorKind::Protocol,
         format!("unexpected {what} reply: {shown}"),
     )
 }
@@ -35,7 +35,7 @@ fn unexpected(what: &str, reply: &Value) -> Error {
 fn unexpected_word(what: &str, word: &str) -> Error {
     let shown: String = word.chars().take(SHOWN_CHARS).collect();
     Error::new(
-        ErrorKind::Server,
+        ErrorKind::Protocol,
         format!("unexpected {what} reply {shown:?}"),
     )
 }
@@ -73,7 +73,7 @@ fn bytes(what: &str, reply: Value) -> Result<Vec<u8>> {
 }
 
 /// An id the server handed back; a malformed one is the server's fault, so it
-/// is a `Server` error rather than the caller's `InvalidId`.
+/// is a `Protocol` error rather than the caller's `InvalidId`.
 fn server_id(what: &str, reply: Value) -> Result<BrandedId> {
     let raw = bytes(what, reply)?;
     BrandedId::parse_bytes(&raw).map_err(|_| unexpected(what, &Value::BulkString(raw)))
@@ -126,7 +126,7 @@ pub fn completed_many(ids: &[BrandedId], reply: Value) -> Result<Vec<Result<()>>
     let verdicts: Vec<String> = decode("complete_many", reply)?;
     if verdicts.len() != ids.len() {
         return Err(Error::new(
-            ErrorKind::Server,
+            ErrorKind::Protocol,
             format!(
                 "complete_many answered {} verdicts for {} jobs",
                 verdicts.len(),
@@ -143,7 +143,7 @@ pub fn completed_many(ids: &[BrandedId], reply: Value) -> Result<Vec<Result<()>>
             text => {
                 let (class, detail) = text.split_once(' ').unwrap_or((text, ""));
                 Err(Error::from_wire_class(class, detail).unwrap_or_else(|| {
-                    Error::new(ErrorKind::Server, format!("unexpected verdict {text:?}"))
+                    Error::new(ErrorKind::Protocol, format!("unexpected verdict {text:?}"))
                 }))
             }
         })
@@ -250,7 +250,7 @@ pub fn job_row(id: &BrandedId, reply: Value) -> Result<Option<JobInfo>> {
         None => 0,
         Some(a) => a.parse().map_err(|_| {
             Error::new(
-                ErrorKind::Server,
+                ErrorKind::Protocol,
                 format!("job row {id} holds attempts {a:?}, not a count"),
             )
         })?,
@@ -306,11 +306,11 @@ mod tests {
         // Two of three fields: the job was claimed on the server; dropping it
         // silently would hide it until the reaper. Now a typed error.
         let cut = format!("*2\r\n$14\r\n{ID}\r\n$5\r\nhello\r\n");
-        assert_eq!(kind(claimed(wire(&cut))), ErrorKind::Server);
-        // A malformed id from the server is the server's fault, not InvalidId.
+        assert_eq!(kind(claimed(wire(&cut))), ErrorKind::Protocol);
+        // A malformed id from the server is a protocol error, not InvalidId.
         let bad = "*3\r\n$3\r\nJOB\r\n$0\r\n\r\n:1\r\n";
-        assert_eq!(kind(claimed(wire(bad))), ErrorKind::Server);
-        assert_eq!(kind(claimed(wire(":1\r\n"))), ErrorKind::Server);
+        assert_eq!(kind(claimed(wire(bad))), ErrorKind::Protocol);
+        assert_eq!(kind(claimed(wire(":1\r\n"))), ErrorKind::Protocol);
     }
 
     #[test]
@@ -323,9 +323,9 @@ mod tests {
         assert_eq!(verdicts[2].as_ref().unwrap_err().kind(), ErrorKind::Stale);
         // Fewer verdicts than jobs used to answer a shorter list.
         let short = wire("*2\r\n+ok\r\n+ok\r\n");
-        assert_eq!(kind(completed_many(&ids, short)), ErrorKind::Server);
+        assert_eq!(kind(completed_many(&ids, short)), ErrorKind::Protocol);
         let odd = completed_many(&ids[..1], wire("*1\r\n+maybe\r\n")).unwrap();
-        assert_eq!(odd[0].as_ref().unwrap_err().kind(), ErrorKind::Server);
+        assert_eq!(odd[0].as_ref().unwrap_err().kind(), ErrorKind::Protocol);
         let future = completed_many(&ids[..1], wire("*1\r\n+EMQNEW x\r\n")).unwrap();
         assert_eq!(future[0].as_ref().unwrap_err().class_word(), Some("EMQNEW"));
     }
@@ -338,10 +338,10 @@ mod tests {
             RetryOutcome::Scheduled
         );
         // Once read as `scheduled`, and `gone` for the settle verbs.
-        assert_eq!(kind(retried(wire("+queued\r\n"))), ErrorKind::Server);
+        assert_eq!(kind(retried(wire("+queued\r\n"))), ErrorKind::Protocol);
         assert_eq!(
             kind(completed(&id(), Ok(wire("+done\r\n")))),
-            ErrorKind::Server
+            ErrorKind::Protocol
         );
         assert_eq!(
             kind(completed(&id(), Ok(wire("+gone\r\n")))),
@@ -353,27 +353,33 @@ mod tests {
         );
         assert_eq!(
             kind(extended(&id(), Ok(wire("+later\r\n")))),
-            ErrorKind::Server
+            ErrorKind::Protocol
         );
         assert_eq!(
             kind(requeued(&id(), wire("+notdead\r\n"))),
             ErrorKind::NotDead
         );
-        assert_eq!(kind(requeued(&id(), wire("+nope\r\n"))), ErrorKind::Server);
+        assert_eq!(
+            kind(requeued(&id(), wire("+nope\r\n"))),
+            ErrorKind::Protocol
+        );
         assert_eq!(
             kind(removed(&id(), wire("+active\r\n"))),
             ErrorKind::JobActive
         );
-        assert_eq!(kind(removed(&id(), wire(":1\r\n"))), ErrorKind::Server);
+        assert_eq!(kind(removed(&id(), wire(":1\r\n"))), ErrorKind::Protocol);
         assert!(released(Ok(wire(":1\r\n"))).is_ok());
-        assert_eq!(kind(released(Ok(wire("+whatever\r\n")))), ErrorKind::Server);
+        assert_eq!(
+            kind(released(Ok(wire("+whatever\r\n")))),
+            ErrorKind::Protocol
+        );
         assert!(created(wire(":1\r\n")).unwrap());
         assert!(!created(wire(":0\r\n")).unwrap());
-        assert_eq!(kind(created(wire(":2\r\n"))), ErrorKind::Server);
+        assert_eq!(kind(created(wire(":2\r\n"))), ErrorKind::Protocol);
         // redis-rs wraps a negative integer into a huge u64: refused instead.
-        assert_eq!(kind(moved(wire(":-1\r\n"))), ErrorKind::Server);
+        assert_eq!(kind(moved(wire(":-1\r\n"))), ErrorKind::Protocol);
         let negative_token = format!("*3\r\n$14\r\n{ID}\r\n$0\r\n\r\n:-1\r\n");
-        assert_eq!(kind(claimed(wire(&negative_token))), ErrorKind::Server);
+        assert_eq!(kind(claimed(wire(&negative_token))), ErrorKind::Protocol);
     }
 
     #[test]
@@ -393,7 +399,7 @@ mod tests {
         let c = counts(items.clone()).unwrap();
         assert_eq!((c.pending, c.dead, c.completed, c.failed), (1, 4, 5, 0));
         // Indexed by position once: a short answer panicked.
-        assert_eq!(kind(counts(items[..5].to_vec())), ErrorKind::Server);
+        assert_eq!(kind(counts(items[..5].to_vec())), ErrorKind::Protocol);
     }
 
     #[test]
@@ -405,13 +411,16 @@ mod tests {
         assert!(job_row(&id(), wire("*0\r\n")).unwrap().is_none());
         // Read as 0 attempts once.
         let garbled = wire("*4\r\n$5\r\nstate\r\n$4\r\ndead\r\n$8\r\nattempts\r\n$2\r\nxx\r\n");
-        assert_eq!(kind(job_row(&id(), garbled)), ErrorKind::Server);
+        assert_eq!(kind(job_row(&id(), garbled)), ErrorKind::Protocol);
     }
 
     #[test]
     fn browse_ids_come_from_the_server() {
         let two = format!("*2\r\n$14\r\n{ID}\r\n$14\r\n{ID}\r\n");
         assert_eq!(browsed(wire(&two)).unwrap(), vec![id(), id()]);
-        assert_eq!(kind(browsed(wire("*1\r\n$2\r\nno\r\n"))), ErrorKind::Server);
+        assert_eq!(
+            kind(browsed(wire("*1\r\n$2\r\nno\r\n"))),
+            ErrorKind::Protocol
+        );
     }
 }
