@@ -24,7 +24,7 @@ const MINT_ATTEMPTS: usize = 8;
 /// multiplexed connection, so concurrent calls pipeline automatically.
 #[derive(Clone)]
 pub struct Client {
-    transport: Arc<Transport>,
+    pub(crate) transport: Arc<Transport>,
     /// The node id given at connect (the option, else `EMQ_NODE_ID`);
     /// `None` mints with the process's default, redrawn in a forked child.
     node_id: Option<u16>,

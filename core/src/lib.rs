@@ -10,6 +10,7 @@
 //! - [`Client`]: the async client; [`blocking::Client`]: the blocking facade
 //! - [`worker`]: the worker runtime (claim, run, heartbeat, settle, pumps)
 
+mod browse_page;
 mod client;
 pub mod defaults;
 mod error;
@@ -30,6 +31,7 @@ pub mod server_info;
 pub mod slot;
 pub mod worker;
 
+pub use browse_page::{BrowseEntry, BrowsePage, MAX_PAGE};
 pub use client::Client;
 pub use error::{panicked, BatchItem, Error, ErrorKind, Result, WriteState};
 pub use fence::BundleMismatch;
