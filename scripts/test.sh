@@ -24,7 +24,7 @@ EMQ_TEST_SERVER="$VALKEY_SERVER" cargo test -p echomq --test '*'
 say "rust: fuzz smoke (ids, keys, reply decoders)"
 bash scripts/fuzz.sh --smoke
 
-for suite in c python node bench-smoke; do
+for suite in c python node dashboard bench-smoke; do
   if [ -f "scripts/test-$suite.sh" ]; then
     say "$suite"
     bash "scripts/test-$suite.sh"
