@@ -29,6 +29,8 @@ function h(tag, attrs, ...children) {
 
 const $ = (id) => document.getElementById(id);
 const fmt = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString("en-US"));
+// Rates: whole numbers once they are large, one decimal below 100.
+const rate = (r) => (r >= 100 ? fmt(Math.round(r)) : r.toFixed(1));
 
 function ago(ms) {
   if (ms === null || ms === undefined) return "—";
@@ -240,7 +242,7 @@ function renderOverview() {
     h("td", { class: "num" + (q.dead ? " warn" : ""), "data-count": "dead" }, fmt(q.dead)),
     h("td", { class: "num", "data-count": "completed" }, fmt(q.completed)),
     h("td", { class: "num", "data-count": "failed" }, fmt(q.failed)),
-    h("td", { class: "num" }, q.completed_per_min.toFixed(1)),
+    h("td", { class: "num" }, rate(q.completed_per_min)),
     h("td", { class: "num" }, failureRate(q)),
     h("td", { class: "num" }, q.oldest_pending_ms ? ago(o.now_ms - q.oldest_pending_ms) : "—"),
     h("td", {}, h("span", { class: "pill " + (q.paused ? "paused" : "running"), "data-paused": String(q.paused) }, q.paused ? "paused" : "running")),
@@ -255,7 +257,7 @@ function renderOverview() {
       stat("Active", fmt(t.active)),
       stat("Scheduled", fmt(t.scheduled)),
       stat("Dead", fmt(t.dead), null, t.dead ? "warn" : null),
-      stat("Throughput", t.completed_per_min.toFixed(1), "jobs / min"),
+      stat("Throughput", rate(t.completed_per_min), "jobs / min"),
       stat("Failure rate", failRate, "last minute")),
     h("section", { class: "grid2" },
       h("div", { class: "panel" },

@@ -29,12 +29,28 @@ from conftest import ROOT, Dashboard, Redis, make_browser
 QUEUES = ["orders", "emails", "invoices", "webhooks"]
 
 
+ERRORS = [
+    "PaymentGatewayError: upstream 503 from api.payments.example (retry budget spent)",
+    "ValueError: amount_cents must be positive, got -1200",
+    "TimeoutError: SMTP server did not answer within 10 s",
+]
+
+
 def handler(rate_fail: float):
     def handle(job: echomq.Job) -> None:
         time.sleep(random.uniform(0.005, 0.03))
         if random.random() < rate_fail:
-            raise RuntimeError("upstream 503: payment gateway unavailable")
+            raise RuntimeError(random.choice(ERRORS))
     return handle
+
+
+def shoot(driver, path: Path) -> None:
+    """Save the page at its content's height (no empty band below)."""
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1400, max(640, min(int(height), 1400)))
+    time.sleep(0.3)
+    driver.save_screenshot(str(path))
+    driver.set_window_size(1400, 1000)
 
 
 def main() -> None:
@@ -45,7 +61,7 @@ def main() -> None:
 
     redis = Redis()
     client = echomq.connect(redis.url)
-    dash = Dashboard(redis.url, ["--refresh-ms", "1000"], QUEUES)
+    dash = Dashboard(redis.url, [], QUEUES)
     profile = tempfile.mkdtemp(prefix="emq-shots-")
     driver = make_browser(profile)
     workers = []
@@ -66,8 +82,10 @@ def main() -> None:
             for q in ("orders", "emails", "invoices"):
                 for _ in range(rng.randint(2, 9)):
                     n += 1
-                    client.enqueue(q, json.dumps({"order_id": 10_000 + n, "sku": f"SKU-{rng.randint(100, 999)}",
-                                                  "amount_cents": rng.randint(500, 90_000), "currency": "EUR"}))
+                    client.enqueue(q, json.dumps({
+                        "order_id": 10_000 + n, "customer": {"id": f"cus_{rng.randint(1000, 9999)}", "tier": "pro"},
+                        "lines": [{"sku": f"SKU-{rng.randint(100, 999)}", "qty": rng.randint(1, 3)}],
+                        "amount_cents": rng.randint(500, 90_000), "currency": "EUR"}))
             for _ in range(rng.randint(0, 2)):
                 client.enqueue_in("emails", json.dumps({"template": "reminder", "n": n}), delay_ms=rng.randint(60_000, 7_200_000))
             time.sleep(0.4)
@@ -82,20 +100,20 @@ def main() -> None:
         WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#queues tbody tr"))
         time.sleep(2.5)
         args.out.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(args.out / "dashboard-overview.png"))
+        shoot(driver, args.out / "dashboard-overview.png")
 
         dead = client.browse("invoices", "dead", True, 1)
         if dead:
             driver.get(f"{dash.base}/#/queue/invoices/job/{dead[0]}")
             WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "payload"))
             time.sleep(0.5)
-            driver.save_screenshot(str(args.out / "dashboard-job.png"))
+            shoot(driver, args.out / "dashboard-job.png")
         driver.get(f"{dash.base}/#/queue/invoices")
         WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, 'button[data-state="dead"]'))
         driver.find_element(By.CSS_SELECTOR, 'button[data-state="dead"]').click()
         WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "jobs"))
         time.sleep(0.5)
-        driver.save_screenshot(str(args.out / "dashboard-queue.png"))
+        shoot(driver, args.out / "dashboard-queue.png")
         print("screenshots in", args.out)
     finally:
         driver.quit()

@@ -259,3 +259,65 @@ def test_a_public_address_without_a_token_refuses_to_start(redis_server: Redis) 
     assert out.returncode != 0
     assert "--token" in out.stderr and "--read-only" in out.stderr
     assert REDIS_PASSWORD not in out.stderr + out.stdout
+
+
+def test_pause_resume_remove_and_requeue_all_from_the_page(
+        client: echomq.Client, start_dashboard: StartDashboard, page: WebDriver, redis_server: Redis) -> None:
+    q = "ops"
+    dead = [dead_job(client, q, f"d{i}".encode(), "boom") for i in range(3)]
+    doomed = client.enqueue(q, "remove me").id
+    d = start_dashboard(q)
+    meta = f"emq:{{{q}}}:meta"
+
+    page.get(d.base + "/")
+    click(page, f'#queues tr[data-queue="{q}"] button[data-action="pause"]')
+    confirm(page)
+    waiter(page).until(lambda p: redis_server.cli("HEXISTS", meta, "paused") == "1")
+    assert text_of(page, f'#queues tr[data-queue="{q}"] [data-paused]') == "paused"
+    click(page, f'#queues tr[data-queue="{q}"] button[data-action="resume"]')
+    confirm(page)
+    waiter(page).until(lambda p: redis_server.cli("HEXISTS", meta, "paused") == "0")
+
+    # A cancelled confirmation changes nothing.
+    page.get(f"{d.base}/#/queue/{q}/job/{doomed}")
+    click(page, 'button[data-action="remove"]')
+    click(page, "#confirm-cancel")
+    assert redis_server.cli("EXISTS", f"emq:{{{q}}}:job:{doomed}") == "1"
+    click(page, 'button[data-action="remove"]')
+    confirm(page)
+    waiter(page).until(lambda p: "Removed" in p.find_element(By.ID, "toast").text)
+    assert redis_server.cli("EXISTS", f"emq:{{{q}}}:job:{doomed}") == "0"
+    assert redis_server.cli("ZSCORE", f"emq:{{{q}}}:pending", doomed) == ""
+
+    page.get(f"{d.base}/#/queue/{q}")
+    click(page, 'button[data-state="dead"]')
+    click(page, 'button[data-action="requeue-all"]')
+    confirm(page)
+    waiter(page).until(lambda p: "Requeued 3" in p.find_element(By.ID, "toast").text)
+    assert redis_server.cli("ZCARD", f"emq:{{{q}}}:dead") == "0"
+    for job_id in dead:
+        assert redis_server.cli("ZSCORE", f"emq:{{{q}}}:pending", job_id) == "0"
+
+
+def test_lists_are_paged_on_the_server_and_filtered_by_time(
+        client: echomq.Client, start_dashboard: StartDashboard, page: WebDriver) -> None:
+    q = "paging"
+    ids = [client.enqueue(q, f"job {i}").id for i in range(30)]
+    later = client.enqueue_at(q, "later", 4_102_444_800_000).id  # 2100-01-01
+    d = start_dashboard(q)
+    page.get(f"{d.base}/#/queue/{q}")
+    assert text_of(page, "#range") == "1–25 of 30"
+    assert wait_for(page, "#jobs tbody tr").get_attribute("data-job-id") == ids[-1]  # newest first
+    click(page, ".pager button:last-child")
+    waiter(page).until(lambda p: text_of(p, "#range") == "26–30 of 30")
+    shown = [r.get_attribute("data-job-id") for r in page.find_elements(By.CSS_SELECTOR, "#jobs tbody tr")]
+    assert shown == list(reversed(ids[:5]))
+
+    status, body = http("GET", f"{d.base}/api/queues/{q}/jobs?state=scheduled&from_ms=4102444800000&to_ms=4102444800001")
+    answer = json.loads(body)
+    assert status == 200 and answer["total"] == 1
+    assert answer["jobs"][0]["id"] == later and answer["jobs"][0]["due_ms"] == 4_102_444_800_000
+    status, body = http("GET", f"{d.base}/api/queues/{q}/jobs?state=scheduled&from_ms=0&to_ms=1000")
+    assert json.loads(body)["total"] == 0
+    assert http("GET", f"{d.base}/api/queues/{q}/jobs?limit=0")[0] == 400
+    assert http("GET", f"{d.base}/api/queues/{q}/jobs/not-an-id")[0] == 400
