@@ -16,6 +16,9 @@ use crate::server::AppState;
 
 /// Page size when the request names none.
 pub const DEFAULT_LIMIT: u64 = 50;
+/// The largest page a list answers: each listed job's row (payload
+/// included) is read to show its attempts, error and preview.
+pub const MAX_LIMIT: u64 = 200;
 /// Dead jobs requeued per round by "requeue all".
 const REQUEUE_BATCH: u64 = 200;
 
@@ -133,6 +136,13 @@ pub async fn list_jobs(
     };
     let offset = q.offset.unwrap_or(0);
     let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 || limit > MAX_LIMIT {
+        return Err(echomq::Error::new(
+            ErrorKind::InvalidArgument,
+            format!("limit must be between 1 and {MAX_LIMIT}"),
+        )
+        .into());
+    }
     let page = state
         .client
         .browse_page(&queue, set, newest_first, offset, limit, range)
@@ -225,29 +235,30 @@ fn changed(state: &AppState, body: serde_json::Value) -> Response {
     Json(body).into_response()
 }
 
-pub async fn pause(
-    State(state): State<AppState>,
-    Path(queue): Path<String>,
-) -> ApiResult<Response> {
-    shown(&state, &queue)?;
-    let was = state.client.is_paused(&queue).await?;
-    state.client.pause(&queue).await?;
-    Ok(changed(
-        &state,
-        json!({ "queue": queue, "paused": true, "changed": !was }),
-    ))
+pub async fn pause(state: State<AppState>, queue: Path<String>) -> ApiResult<Response> {
+    set_paused(state, queue, true).await
 }
 
-pub async fn resume(
+pub async fn resume(state: State<AppState>, queue: Path<String>) -> ApiResult<Response> {
+    set_paused(state, queue, false).await
+}
+
+/// Pause or resume, answering whether that changed anything.
+async fn set_paused(
     State(state): State<AppState>,
     Path(queue): Path<String>,
+    paused: bool,
 ) -> ApiResult<Response> {
     shown(&state, &queue)?;
     let was = state.client.is_paused(&queue).await?;
-    state.client.resume(&queue).await?;
+    if paused {
+        state.client.pause(&queue).await?;
+    } else {
+        state.client.resume(&queue).await?;
+    }
     Ok(changed(
         &state,
-        json!({ "queue": queue, "paused": false, "changed": was }),
+        json!({ "queue": queue, "paused": paused, "changed": was != paused }),
     ))
 }
 

@@ -106,9 +106,12 @@ mod tests {
 
     #[test]
     fn json_text_and_binary() {
-        let j = render(br#"{"a":[1,2]}"#);
+        let j = render(br#"{"z":1,"a":[1,2]}"#);
         assert_eq!(j.kind, "json");
-        assert!(j.text.contains("\n  \"a\""));
+        assert!(
+            j.text.starts_with("{\n  \"z\": 1,\n  \"a\""),
+            "key order kept"
+        );
         let t = render(b"<script>alert(1)</script>");
         assert_eq!(
             (t.kind, t.text.as_str()),

@@ -31,7 +31,7 @@ QUEUES = ["orders", "emails", "invoices", "webhooks"]
 
 ERRORS = [
     "PaymentGatewayError: upstream 503 from api.payments.example (retry budget spent)",
-    "ValueError: amount_cents must be positive, got -1200",
+    "LookupError: no billing address on file for this customer",
     "TimeoutError: SMTP server did not answer within 10 s",
 ]
 
@@ -47,7 +47,7 @@ def handler(rate_fail: float):
 def shoot(driver, path: Path) -> None:
     """Save the page at its content's height (no empty band below)."""
     height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(1400, max(640, min(int(height), 1400)))
+    driver.set_window_size(1400, max(640, min(int(height) + 40, 1400)))
     time.sleep(0.3)
     driver.save_screenshot(str(path))
     driver.set_window_size(1400, 1000)

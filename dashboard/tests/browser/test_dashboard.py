@@ -320,4 +320,5 @@ def test_lists_are_paged_on_the_server_and_filtered_by_time(
     status, body = http("GET", f"{d.base}/api/queues/{q}/jobs?state=scheduled&from_ms=0&to_ms=1000")
     assert json.loads(body)["total"] == 0
     assert http("GET", f"{d.base}/api/queues/{q}/jobs?limit=0")[0] == 400
+    assert http("GET", f"{d.base}/api/queues/{q}/jobs?limit=201")[0] == 400
     assert http("GET", f"{d.base}/api/queues/{q}/jobs/not-an-id")[0] == 400
