@@ -139,3 +139,20 @@ async fn bad_pages_are_refused_before_the_wire() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidQueue);
 }
+
+#[test]
+fn the_blocking_facade_pages_too() {
+    let server = Server::start();
+    let client =
+        echomq::blocking::Client::connect(&server.url(), ConnectOptions::default()).unwrap();
+    let at = client.enqueue_at(Q, "s", 4_000_000_000_000).unwrap().id;
+    let page = client
+        .browse_page(Q, BrowseSet::Schedule, false, 0, 10, None)
+        .unwrap();
+    assert_eq!(page.total, 1);
+    assert_eq!(page.entries[0].id, at);
+    assert_eq!(
+        client.job_due_ms(Q, at.as_str()).unwrap(),
+        Some(4_000_000_000_000)
+    );
+}
