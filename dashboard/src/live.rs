@@ -9,7 +9,7 @@
 //! [`Sampler::sample_now`] when an event arrives.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use echomq::{BrowseSet, Client, Counts};
@@ -76,7 +76,7 @@ pub struct Sampler {
     client: Client,
     queues: Vec<String>,
     base: Snapshot,
-    history: tokio::sync::Mutex<HashMap<String, VecDeque<Sample>>>,
+    history: Mutex<HashMap<String, VecDeque<Sample>>>,
     tx: watch::Sender<Arc<Snapshot>>,
     wake: Notify,
 }
@@ -128,9 +128,9 @@ impl Sampler {
     async fn sample(&self) -> Snapshot {
         let now = now_ms();
         let reads =
-            futures_util::future::join_all(self.queues.iter().map(|q| read_queue(&self.client, q)));
-        let reads = reads.await;
-        let mut history = self.history.lock().await;
+            futures_util::future::join_all(self.queues.iter().map(|q| read_queue(&self.client, q)))
+                .await;
+        let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
         let queues = self
             .queues
             .iter()
@@ -138,29 +138,11 @@ impl Sampler {
             .map(|(name, read)| {
                 let samples = history.entry(name.clone()).or_default();
                 match read {
-                    Ok((counts, paused, oldest)) => {
-                        samples.push_back(Sample {
-                            at_ms: now,
-                            completed: counts.completed,
-                            failed: counts.failed,
-                        });
-                        while samples.front().is_some_and(|s| {
-                            now.saturating_sub(s.at_ms)
-                                > HISTORY.as_millis() as u64 + BUCKET.as_millis() as u64
-                        }) {
-                            samples.pop_front();
-                        }
-                        view(name, counts, paused, oldest, samples, now, None)
+                    Ok(reading) => {
+                        record(samples, now, &reading.counts);
+                        view(name, &reading, samples, now, None)
                     }
-                    Err(e) => view(
-                        name,
-                        Counts::default(),
-                        false,
-                        None,
-                        samples,
-                        now,
-                        Some(e.to_string()),
-                    ),
+                    Err(e) => view(name, &Reading::default(), samples, now, Some(e.to_string())),
                 }
             })
             .collect();
@@ -182,29 +164,52 @@ impl Sampler {
     }
 }
 
+/// What one sample reads of a queue.
+#[derive(Debug, Default)]
+struct Reading {
+    counts: Counts,
+    paused: bool,
+    oldest_pending_ms: Option<u64>,
+}
+
 /// One queue's reading: three round trips, run together.
-async fn read_queue(client: &Client, q: &str) -> echomq::Result<(Counts, bool, Option<u64>)> {
+async fn read_queue(client: &Client, q: &str) -> echomq::Result<Reading> {
     let (counts, paused, oldest) = tokio::join!(
         client.counts(q),
         client.is_paused(q),
         client.browse(q, BrowseSet::Pending, false, 1, None)
     );
-    Ok((
-        counts?,
-        paused?,
-        oldest?.first().map(|id| id.minted_at_ms()),
-    ))
+    Ok(Reading {
+        counts: counts?,
+        paused: paused?,
+        oldest_pending_ms: oldest?.first().map(|id| id.minted_at_ms()),
+    })
+}
+
+/// Keep this reading's counters, and forget those older than the chart.
+fn record(samples: &mut VecDeque<Sample>, now: u64, counts: &Counts) {
+    samples.push_back(Sample {
+        at_ms: now,
+        completed: counts.completed,
+        failed: counts.failed,
+    });
+    let keep_ms = (HISTORY + BUCKET).as_millis() as u64;
+    while samples
+        .front()
+        .is_some_and(|s| now.saturating_sub(s.at_ms) > keep_ms)
+    {
+        samples.pop_front();
+    }
 }
 
 fn view(
     name: &str,
-    c: Counts,
-    paused: bool,
-    oldest_pending_ms: Option<u64>,
+    reading: &Reading,
     samples: &VecDeque<Sample>,
     now: u64,
     error: Option<String>,
 ) -> QueueView {
+    let c = &reading.counts;
     let (completed_per_min, failed_per_min) = per_minute(samples, now);
     QueueView {
         name: name.to_string(),
@@ -214,8 +219,8 @@ fn view(
         dead: c.dead,
         completed: c.completed,
         failed: c.failed,
-        paused,
-        oldest_pending_ms,
+        paused: reading.paused,
+        oldest_pending_ms: reading.oldest_pending_ms,
         completed_per_min,
         failed_per_min,
         series: series(samples, now),

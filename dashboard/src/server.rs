@@ -14,6 +14,7 @@ use axum::routing::{get, post};
 use axum::{Form, Router};
 use futures_util::Stream;
 use serde::Deserialize;
+use tokio::sync::watch;
 
 use crate::guard::{self, Auth};
 use crate::live::{Sampler, Snapshot, BUCKET};
@@ -31,6 +32,9 @@ pub struct AppState {
     pub read_only: bool,
     pub auth: Option<Arc<Auth>>,
     pub sampler: Arc<Sampler>,
+    /// Turns true when shutdown begins, so open event streams end and the
+    /// graceful shutdown does not wait on them forever.
+    pub stopping: watch::Receiver<bool>,
 }
 
 /// A dashboard bound to its address, not yet serving.
@@ -39,6 +43,7 @@ pub struct Bound {
     router: Router,
     sampler: Arc<Sampler>,
     refresh: Duration,
+    stop: watch::Sender<bool>,
 }
 
 impl Bound {
@@ -53,6 +58,11 @@ impl Bound {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), DashboardError> {
         let sampling = tokio::spawn(self.sampler.clone().run(self.refresh));
+        let stop = self.stop;
+        let shutdown = async move {
+            shutdown.await;
+            stop.send_replace(true);
+        };
         let served = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(shutdown)
             .await;
@@ -82,12 +92,14 @@ pub async fn bind(
         ..Snapshot::default()
     };
     let sampler = Sampler::new(client.clone(), options.queues.clone(), base);
+    let (stop, stopping) = watch::channel(false);
     let state = AppState {
         client,
         queues: Arc::new(options.queues.clone()),
         read_only: options.read_only,
         auth,
         sampler: sampler.clone(),
+        stopping,
     };
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -97,6 +109,7 @@ pub async fn bind(
         router: router(state),
         sampler,
         refresh: options.refresh,
+        stop,
     })
 }
 
@@ -206,16 +219,23 @@ async fn events(
     State(state): State<AppState>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let rx = state.sampler.subscribe();
-    let stream = futures_util::stream::unfold((rx, true), |(mut rx, first)| async move {
-        if !first && rx.changed().await.is_err() {
-            return None;
-        }
-        let snapshot = rx.borrow_and_update().clone();
-        let event = Event::default()
-            .event("overview")
-            .json_data(&*snapshot)
-            .unwrap_or_else(|_| Event::default().comment("unserialisable snapshot"));
-        Some((Ok(event), (rx, false)))
-    });
+    let stopping = state.stopping.clone();
+    let stream = futures_util::stream::unfold(
+        (rx, stopping, true),
+        |(mut rx, mut stopping, first)| async move {
+            if !first {
+                tokio::select! {
+                    changed = rx.changed() => changed.ok()?,
+                    _ = stopping.wait_for(|s| *s) => return None,
+                }
+            }
+            let snapshot = rx.borrow_and_update().clone();
+            let event = Event::default()
+                .event("overview")
+                .json_data(&*snapshot)
+                .unwrap_or_else(|_| Event::default().comment("unserialisable snapshot"));
+            Some((Ok(event), (rx, stopping, false)))
+        },
+    );
     Sse::new(stream).keep_alive(KeepAlive::default())
 }

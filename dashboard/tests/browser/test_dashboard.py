@@ -322,3 +322,12 @@ def test_lists_are_paged_on_the_server_and_filtered_by_time(
     assert http("GET", f"{d.base}/api/queues/{q}/jobs?limit=0")[0] == 400
     assert http("GET", f"{d.base}/api/queues/{q}/jobs?limit=201")[0] == 400
     assert http("GET", f"{d.base}/api/queues/{q}/jobs/not-an-id")[0] == 400
+
+
+def test_sigterm_ends_open_event_streams_and_exits(start_dashboard: StartDashboard) -> None:
+    d = start_dashboard("shutdown")
+    stream = urllib.request.urlopen(d.base + "/api/events", timeout=5)
+    assert stream.readline().startswith(b"event: overview")
+    d.proc.terminate()
+    assert d.proc.wait(timeout=5) == 0
+    stream.close()
