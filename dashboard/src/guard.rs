@@ -93,6 +93,23 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
     }
 }
 
+/// Does the `Host` header name this machine (`localhost`, or a loopback IP)?
+/// A page on another site that re-points its own name at 127.0.0.1 (DNS
+/// rebinding) sends its own name here, and is refused.
+fn names_loopback(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 pub fn json_error(status: StatusCode, kind: &str, message: &str) -> Response {
     let body = serde_json::json!({ "error": { "kind": kind, "message": message } });
     (status, axum::Json(body)).into_response()
@@ -101,6 +118,14 @@ pub fn json_error(status: StatusCode, kind: &str, message: &str) -> Response {
 /// The gate every route but the login page and its stylesheet passes.
 pub async fn gate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
+    if state.loopback_only && !names_loopback(request.headers()) {
+        return json_error(
+            StatusCode::FORBIDDEN,
+            "host",
+            "this dashboard answers only to localhost or a loopback address; \
+             give it a --token to serve other names",
+        );
+    }
     if let Some(auth) = &state.auth {
         if !auth.admits(request.headers()) {
             return if path.starts_with("/api/") {
@@ -184,6 +209,31 @@ mod tests {
         h.insert("cookie", HeaderValue::from_str(&cookie).unwrap());
         assert!(auth.admits(&h));
         assert!(!auth.admits(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn loopback_hosts_only() {
+        for ok in [
+            "127.0.0.1:9470",
+            "localhost:1",
+            "LOCALHOST",
+            "[::1]:9470",
+            "127.1.2.3",
+        ] {
+            let mut h = HeaderMap::new();
+            h.insert("host", HeaderValue::from_static(ok));
+            assert!(names_loopback(&h), "{ok}");
+        }
+        for bad in [
+            "evil.example:9470",
+            "10.0.0.1:9470",
+            "localhost.evil.example",
+        ] {
+            let mut h = HeaderMap::new();
+            h.insert("host", HeaderValue::from_static(bad));
+            assert!(!names_loopback(&h), "{bad}");
+        }
+        assert!(!names_loopback(&HeaderMap::new()));
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub struct AppState {
     pub queues: Arc<Vec<String>>,
     pub read_only: bool,
     pub auth: Option<Arc<Auth>>,
+    /// Loopback without a token: only requests naming a loopback host are
+    /// served (a DNS-rebound hostname could otherwise read the page).
+    pub loopback_only: bool,
     pub sampler: Arc<Sampler>,
     /// Turns true when shutdown begins, so open event streams end and the
     /// graceful shutdown does not wait on them forever.
@@ -97,6 +100,7 @@ pub async fn bind(
         client,
         queues: Arc::new(options.queues.clone()),
         read_only: options.read_only,
+        loopback_only: auth.is_none() && options.listen.ip().is_loopback(),
         auth,
         sampler: sampler.clone(),
         stopping,

@@ -244,6 +244,8 @@ def test_state_changing_requests_from_another_site_are_refused(
                     {"X-EMQ-Dashboard": "1", "Sec-Fetch-Site": "cross-site"}):
         assert http("POST", url, headers)[0] == 403, headers
     assert http("GET", url)[0] == 405  # actions are POST only
+    # A rebound DNS name pointing at loopback is not this dashboard's host.
+    assert http("GET", d.base + "/api/overview", {"Host": "evil.example" + host[host.index(":"):]})[0] == 403
     assert redis_server.cli("ZSCORE", f"emq:{{{q}}}:dead", dead_id) == "0"
     assert http("POST", url, {"X-EMQ-Dashboard": "1"})[0] == 200
     assert redis_server.cli("ZSCORE", f"emq:{{{q}}}:pending", dead_id) == "0"
