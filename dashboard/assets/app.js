@@ -412,7 +412,17 @@ async function renderJob(queue, id) {
 
 // ---- live updates --------------------------------------------------------
 
+// A redraw between a button's mousedown and mouseup would swallow the click:
+// while a pointer is down, live updates wait until just after the click.
+let pointerDown = false, deferred = null;
+document.addEventListener("mousedown", () => { pointerDown = true; }, true);
+document.addEventListener("mouseup", () => {
+  pointerDown = false;
+  if (deferred) { const o = deferred; deferred = null; setTimeout(() => applyOverview(o), 0); }
+}, true);
+
 function applyOverview(o) {
+  if (pointerDown) { deferred = o; return; }
   state.overview = o;
   $("server").textContent = o.server;
   $("read-only-badge").hidden = !o.read_only;
