@@ -179,11 +179,11 @@ function failureRate(q) {
   return done > 0 ? (100 * q.failed_per_min / done).toFixed(1) + "%" : "—";
 }
 
-function chart(queues, bucketMs) {
+function chart(queues, bucketMs, width, height) {
   const n = queues.length ? queues[0].series.length : 0;
   const done = new Array(n).fill(0), failed = new Array(n).fill(0);
   for (const q of queues) q.series.forEach(([c, f], i) => { done[i] += c; failed[i] += f; });
-  const W = 720, H = 150, P = 28;
+  const W = width || 720, H = height || 150, P = 28;
   const max = Math.max(1, ...done.map((d, i) => d + failed[i]));
   const bw = (W - P) / Math.max(1, n);
   const ns = "http://www.w3.org/2000/svg";
@@ -298,12 +298,25 @@ async function renderQueue(queue) {
     // reset a control the operator is using.
     const q = state.overview && state.overview.queues.find((x) => x.name === queue);
     const key = JSON.stringify([page, q && [q.pending, q.active, q.scheduled, q.dead, q.paused], readOnly()]);
-    if (key === state.listKey && $("jobs-panel")) return;
+    if (key === state.listKey && $("jobs-panel")) {
+      if (q && $("queue-chart")) $("queue-chart").replaceWith(queueChart(q));
+      return;
+    }
     state.listKey = key;
     drawQueue(queue, page);
   } finally {
     state.listLoading = false;
   }
+}
+
+// The queue's own throughput panel; redrawn alone on live ticks so the list
+// and its controls stay put.
+function queueChart(q) {
+  return h("section", { class: "panel", id: "queue-chart" },
+    h("div", { class: "panel-head" }, h("h2", {}, "Throughput"),
+      h("span", { class: "muted small" }, rate(q.completed_per_min) + " done/min · " + failureRate(q) + " failed, last minute"),
+      h("span", { class: "legend" }, h("i", { class: "sw done" }), "completed", h("i", { class: "sw failed" }), "dead-lettered")),
+    chart([q], state.overview.bucket_ms, 1200, 80));
 }
 
 function drawQueue(queue, page) {
@@ -339,6 +352,7 @@ function drawQueue(queue, page) {
   $("view").replaceChildren(
     h("div", { class: "page-head" }, h("h1", {}, queue),
       q ? h("span", { class: "pill " + (q.paused ? "paused" : "running") }, q.paused ? "paused" : "running") : null),
+    q ? queueChart(q) : null,
     tabs,
     h("section", { class: "panel", id: "jobs-panel" }, controls,
       page.jobs.length === 0
