@@ -24,7 +24,7 @@ pub mod options;
 mod payload;
 mod server;
 
-pub use options::{redact_url, DashboardOptions};
+pub use options::DashboardOptions;
 pub use server::{bind, Bound};
 
 /// Why the dashboard could not start or stopped.

@@ -151,6 +151,8 @@ impl Sampler {
             bundle_mismatches: self
                 .client
                 .bundle_mismatches()
+                // Only a closed client has none to report; the queues say why.
+                .unwrap_or_default()
                 .into_iter()
                 .map(|m| Mismatch {
                     field: m.field,

@@ -26,8 +26,8 @@ pub struct DashboardOptions {
     /// The queues to show. Until the core can list queues, this list is the
     /// dashboard's whole view; it must name at least one.
     pub queues: Vec<String>,
-    /// The server as shown on the page: pass [`redact_url`] of the Redis URL,
-    /// never the URL itself.
+    /// The server as shown on the page: pass `echomq::redact::redact_url`
+    /// of the Redis URL, never the URL itself.
     pub server_label: String,
     /// Sampling period of the live view.
     pub refresh: Duration,
@@ -94,40 +94,9 @@ impl DashboardOptions {
     }
 }
 
-/// A Redis URL without its credentials, for display: `redis://:secret@h:1/0`
-/// becomes `redis://h:1/0`. Anything unparsable becomes `<redis>`.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return "<redis>".into();
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    // Query strings may carry credentials too (`?password=`); drop them.
-    let path = path.split_once('?').map_or(path, |(p, _)| p);
-    format!("{scheme}://{host}{path}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn redaction_drops_user_password_and_query() {
-        assert_eq!(redact_url("redis://:pw@h:6379/0"), "redis://h:6379/0");
-        assert_eq!(
-            redact_url("rediss://u:p@w@h:1/2?password=x"),
-            "rediss://h:1/2"
-        );
-        assert_eq!(redact_url("redis://h:1"), "redis://h:1");
-        assert_eq!(
-            redact_url("redis+unix:///tmp/r.sock"),
-            "redis+unix:///tmp/r.sock"
-        );
-        assert_eq!(redact_url("nonsense"), "<redis>");
-    }
 
     #[test]
     fn public_address_needs_a_token_unless_read_only() {

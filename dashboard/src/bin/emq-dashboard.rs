@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use echomq_dashboard::{bind, redact_url, shutdown_signal, DashboardOptions};
+use echomq::redact::redact_url;
+use echomq_dashboard::{bind, shutdown_signal, DashboardOptions};
 
 /// Serve EchoMQ's web dashboard.
 #[derive(Debug, Parser)]

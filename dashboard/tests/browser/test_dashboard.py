@@ -92,7 +92,7 @@ def test_overview_shows_the_right_counts(client: echomq.Client, start_dashboard:
     assert text_of(page, '#queues tr[data-queue="ov-emails"] [data-paused]') == "paused"
     # The Redis password never reaches the page, its source or the API.
     assert REDIS_PASSWORD not in page.page_source
-    assert text_of(page, "#server") == f"redis://127.0.0.1:{redis_server.port}/"
+    assert text_of(page, "#server") == f"redis://:***@127.0.0.1:{redis_server.port}/"
     status, body = http("GET", d.base + "/api/overview")
     assert status == 200 and REDIS_PASSWORD not in body
 
