@@ -41,6 +41,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** The version of this header (the workspace version; `emq_version()` is the
+ * library's, and they agree when header and library come from one release). */
+#define EMQ_VERSION "0.1.0"
+#define EMQ_VERSION_MAJOR 0
+#define EMQ_VERSION_MINOR 1
+#define EMQ_VERSION_PATCH 0
+
 /**
  * The item's row exists: it was written; do not send it again.
  */
@@ -1382,6 +1389,14 @@ emq_status emq_slot(const uint8_t *key,
  * `{emq}:version`). Static storage: never free it.
  */
 const char *emq_protocol_version(void);
+
+/**
+ * This library's version (`"<major>.<minor>.<patch>"`): the workspace version that also
+ * versions the Python wheel, the npm packages and `EMQ_VERSION_*` in this
+ * header. Compare it with the macros to detect a header/library mismatch.
+ * Static storage: never free it.
+ */
+const char *emq_version(void);
 
 /**
  * Release an error record made by the library (NULL is a no-op). Do not
