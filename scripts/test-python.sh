@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python suite. Installs the package into a fresh virtualenv the way a user
 # would (`pip install ./bindings-python`: maturin builds the abi3 wheel, release,
-# in the shared cargo target dir), type-checks the examples and the package
+# in the shared cargo target dir; or, under scripts/test.sh, the release wheel
+# of scripts/dist.sh given as EMQ_WHEEL), type-checks the examples and the package
 # (stubs included) with mypy --strict, then runs pytest; the tests start and
 # stop their own redis-server on a free port.
 source "$(dirname "$0")/lib.sh"
