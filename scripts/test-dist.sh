@@ -9,6 +9,7 @@
 #           stops with the "no cargo" message instead
 #   C       the unpacked tarball only: pkg-config, a dynamic and a static link,
 #           a round trip each, the SONAME in readelf -d and ldd
+#   sources the sdist and the npm main package's rust/ are loadable workspaces
 #   all     every artefact says the workspace version
 #
 #   bash scripts/test-dist.sh          (runs scripts/dist.sh first if dist/ lacks the artefacts)
@@ -112,6 +113,18 @@ c_shared=$(norust env LD_LIBRARY_PATH="$prefix/lib" "$work/rt_shared" dist-c-sha
 c_static=$(norust "$work/rt_static" dist-c-static)
 echo "shared: $c_shared"
 echo "static: $c_static"
+
+say "dist test: the source fallbacks are complete workspaces (cargo metadata; building them is a full compile)"
+SDIST="$DIST/echomq-$VERSION.tar.gz"
+mkdir -p "$work/src"
+tar -C "$work/src" -xzf "$SDIST"
+tar -C "$work/src" -xzf "$NPM_MAIN"
+members() {
+  cargo metadata --no-deps --offline --format-version 1 --manifest-path "$1/Cargo.toml" \
+    | python3 -c 'import json, sys; print(" ".join(sorted(p["name"] for p in json.load(sys.stdin)["packages"])))'
+}
+expect "sdist crates" "$(members "$work/src/echomq-$VERSION")" "echomq echomq-python"
+expect "npm main package rust/ crates" "$(members "$work/src/package/rust")" "echomq echomq-node"
 
 say "dist test: one version everywhere ($VERSION)"
 expect "wheel file name" "$(basename "$WHEEL" | cut -d- -f2)" "$VERSION"
