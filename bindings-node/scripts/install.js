@@ -35,10 +35,14 @@ if (!repoCrate && !existsSync(join(packedWorkspace, 'Cargo.toml'))) {
 
 const cargo = process.env.CARGO || 'cargo'
 if (spawnSync(cargo, ['--version'], { stdio: 'ignore' }).status !== 0) {
+  const found = platformPackageVersion()
+  const why =
+    found === null
+      ? 'is not installed (no prebuilt package exists for this platform, or optional dependencies were skipped)'
+      : `is installed at version ${found}`
   fail(
-    `no prebuilt addon for ${triple()}: the package ${platformPackage()}@${version} is not ` +
-      'installed (no prebuilt package exists for this platform, or optional dependencies were ' +
-      `skipped), and \`${cargo}\` was not found to build it from source. Either install on a ` +
+    `no prebuilt addon for ${triple()}: the package ${platformPackage()}@${version} ${why}, ` +
+      `and \`${cargo}\` was not found to build it from source. Either install on a ` +
       'platform with a prebuilt package (linux-x64-gnu), or install Rust (https://rustup.rs) ' +
       'and run `npm install` again.'
   )
