@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The release artefacts, from one command, into dist/ (docs/INSTALL.md):
 #
-#   echomq-<v>-cp39-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+#   echomq-<v>-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
 #   echomq-<v>.tar.gz                      the Python sdist (builds from source)
 #   echomq-<v>.tgz                         npm main package (JS + types + sources, no binary)
 #   echomq-linux-x64-gnu-<v>.tgz           npm platform package (the prebuilt .node)
