@@ -15,11 +15,13 @@ mod client;
 mod convert;
 mod defaults;
 mod error;
+mod features;
 mod helpers;
 mod worker;
 
 pub use client::*;
 pub use defaults::*;
 pub use error::*;
+pub use features::*;
 pub use helpers::*;
 pub use worker::*;

@@ -57,6 +57,8 @@ pub struct WorkerOptionsJs {
     pub prefetch: Option<f64>,
     /// Jobs handed to the JS handler per crossing (run concurrently). Default 1.
     pub handler_batch: Option<f64>,
+    /// Stalls a job survives before it is dead-lettered `stalled`. Default 2.
+    pub max_stalls: Option<f64>,
 }
 
 #[napi(object)]
@@ -123,6 +125,7 @@ fn worker_options(env: &Env, o: Option<WorkerOptionsJs>) -> Result<WorkerOptions
     let mut batch = out.handler_batch as u64;
     set(&mut batch, "handlerBatch", o.handler_batch)?;
     out.handler_batch = batch as usize;
+    set(&mut out.max_stalls, "maxStalls", o.max_stalls)?;
     if let Some(b) = o.backoff {
         out.backoff = Backoff::parse(&b).map_err(|e| to_js(env, &e))?;
     }

@@ -71,5 +71,5 @@ test('npm pack includes the platform binary, and the tarball installs and works 
     { cwd: app, env: { ...process.env, URL: server.url }, encoding: 'utf8', timeout: 15000 }
   )
   assert.equal(esm.status, 0, esm.stderr)
-  assert.equal(esm.stdout.trim(), 'echomq:2.0.0 1')
+  assert.equal(esm.stdout.trim(), 'echomq:2.1.0 1')
 })

@@ -56,7 +56,7 @@ pub fn browse_args(
 
 #[pyfunction]
 #[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
-    response_timeout_ms=None, max_payload=None, strict_bundle=false))]
+    response_timeout_ms=None, max_payload=None, strict_bundle=false, wire_version=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -67,6 +67,7 @@ pub fn connect(
     response_timeout_ms: Option<Bound<'_, PyAny>>,
     max_payload: Option<Bound<'_, PyAny>>,
     strict_bundle: bool,
+    wire_version: Option<String>,
 ) -> PyResult<Client> {
     let options = connect_options(
         node_id.as_ref(),
@@ -75,6 +76,7 @@ pub fn connect(
         response_timeout_ms.as_ref(),
         max_payload.as_ref(),
         strict_bundle,
+        wire_version.as_deref(),
     )?;
     let inner = py
         .detach(|| blocking::Client::connect(&url, options))
@@ -111,16 +113,23 @@ impl Client {
         Ok(found.into_iter().map(Into::into).collect())
     }
 
+    #[pyo3(signature = (queue, payload, *, dedup_id=None, dedup_ttl_ms=None))]
     fn enqueue(
         &self,
         py: Python<'_>,
         queue: String,
         payload: &Bound<'_, PyAny>,
+        dedup_id: Option<String>,
+        dedup_ttl_ms: Option<u64>,
     ) -> PyResult<Enqueued> {
         let payload = crate::types::payload(payload)?;
+        let options = echomq::EnqueueOptions {
+            dedup_id,
+            dedup_ttl_ms,
+        };
         let c = &self.inner;
         Ok(py
-            .detach(|| c.enqueue(&queue, &payload))
+            .detach(|| c.enqueue_with(&queue, &payload, &options))
             .map_err(err)?
             .into())
     }

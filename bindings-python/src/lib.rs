@@ -10,6 +10,8 @@ mod defaults;
 mod errors;
 mod helpers;
 mod interp;
+mod limits;
+mod stall;
 mod types;
 mod worker;
 
@@ -26,6 +28,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::WorkerStats>()?;
     m.add_class::<types::ParsedId>()?;
     m.add_class::<types::KeyClass>()?;
+    m.add_class::<stall::Reaped>()?;
     m.add_function(wrap_pyfunction!(client::connect, m)?)?;
     m.add_function(wrap_pyfunction!(aio::connect_async, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::mint_job_id, m)?)?;

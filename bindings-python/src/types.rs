@@ -103,6 +103,7 @@ pub fn connect_options(
     response_timeout_ms: Option<&Bound<'_, PyAny>>,
     max_payload: Option<&Bound<'_, PyAny>>,
     strict_bundle: bool,
+    wire_version: Option<&str>,
 ) -> PyResult<echomq::ConnectOptions> {
     use echomq::defaults as core;
     let node_id = match node_id.filter(|n| !n.is_none()) {
@@ -117,6 +118,10 @@ pub fn connect_options(
         response_timeout_ms,
         core::RESPONSE_TIMEOUT_MS,
     )?;
+    let wire_version = match wire_version {
+        Some(v) => echomq::WireVersion::parse(v).map_err(crate::errors::err)?,
+        None => echomq::WireVersion::NEWEST,
+    };
     Ok(echomq::ConnectOptions {
         node_id,
         client_name,
@@ -128,6 +133,7 @@ pub fn connect_options(
         response_timeout: core::timeout_from_ms(response_ms),
         max_payload: count_or("max_payload", max_payload, core::MAX_PAYLOAD)?,
         strict_bundle,
+        wire_version,
     })
 }
 

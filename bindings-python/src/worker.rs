@@ -105,7 +105,7 @@ impl NativeWorker {
     #[pyo3(signature = (client, queue, handler, *, concurrency=None, lease_ms=None,
         max_attempts=None, backoff=None, backoff_base_ms=None, backoff_cap_ms=None,
         pump_interval_ms=None, idle_max_ms=None, shutdown_grace_ms=None, prefetch=None,
-        handler_batch=None, batched=false))]
+        handler_batch=None, max_stalls=None, batched=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         client: &Bound<'_, PyAny>,
@@ -122,6 +122,7 @@ impl NativeWorker {
         shutdown_grace_ms: Option<Bound<'_, PyAny>>,
         prefetch: Option<Bound<'_, PyAny>>,
         handler_batch: Option<Bound<'_, PyAny>>,
+        max_stalls: Option<Bound<'_, PyAny>>,
         batched: bool,
     ) -> PyResult<Self> {
         if !handler.bind(client.py()).is_callable() {
@@ -158,6 +159,7 @@ impl NativeWorker {
                 None => None,
             },
             handler_batch: count_or("handler_batch", handler_batch.as_ref(), d.handler_batch)?,
+            max_stalls: uint_or("max_stalls", max_stalls.as_ref(), d.max_stalls)?,
         };
         let worker = echomq::Worker::new_blocking_batch(
             core_client(client)?,

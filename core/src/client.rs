@@ -15,10 +15,11 @@ use crate::replies;
 use crate::scripts;
 use crate::transport::Transport;
 use crate::types::*;
+use crate::wire::WireVersion;
 
 /// How many times `enqueue` re-mints when a freshly minted id already exists
 /// (only possible when two processes share a node id).
-const MINT_ATTEMPTS: usize = 8;
+pub(crate) const MINT_ATTEMPTS: usize = 8;
 
 /// A connection to one EchoMQ deployment. Cheap to clone; all clones share one
 /// multiplexed connection, so concurrent calls pipeline automatically.
@@ -27,18 +28,22 @@ pub struct Client {
     pub(crate) transport: Arc<Transport>,
     /// The node id given at connect (the option, else `EMQ_NODE_ID`);
     /// `None` mints with the process's default, redrawn in a forked child.
-    node_id: Option<u16>,
+    pub(crate) node_id: Option<u16>,
+    /// The wire version this handle speaks: the connect option, except on
+    /// the probe handle `upgrade_protocol` builds to try the next version.
+    pub(crate) wire: WireVersion,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("node_id", &self.node_id())
+            .field("wire", &self.wire)
             .finish_non_exhaustive()
     }
 }
 
-fn check_positive(name: &str, value: u64) -> Result<()> {
+pub(crate) fn check_positive(name: &str, value: u64) -> Result<()> {
     if value == 0 {
         return Err(Error::invalid_argument(format!(
             "{name} must be greater than zero"
@@ -57,14 +62,29 @@ impl Client {
         };
         options.validate()?;
         crate::runtime::check_env()?;
+        let wire = options.wire_version;
         let transport = Transport::connect(url, options).await?;
-        Ok(Client { transport, node_id })
+        Ok(Client {
+            transport,
+            node_id,
+            wire,
+        })
     }
 
     /// The node id this client mints with: the one given at connect, else
     /// the process's default (see [`id::default_node_id`]).
     pub fn node_id(&self) -> u16 {
         self.node_id.unwrap_or_else(id::default_node_id)
+    }
+
+    /// The wire version this client speaks (and fenced).
+    pub fn wire_version(&self) -> WireVersion {
+        self.wire
+    }
+
+    /// Refuse, before any I/O, a verb that needs a newer wire version.
+    pub(crate) fn require(&self, needed: WireVersion, verb: &str) -> Result<()> {
+        self.wire.require(needed, verb)
     }
 
     pub fn options(&self) -> &ConnectOptions {
@@ -97,7 +117,7 @@ impl Client {
         self.transport.close();
     }
 
-    fn check_payload(&self, payload: &[u8]) -> Result<()> {
+    pub(crate) fn check_payload(&self, payload: &[u8]) -> Result<()> {
         let max = self.transport.options().max_payload;
         if payload.len() > max {
             return Err(Error::invalid_argument(format!(
@@ -315,8 +335,13 @@ impl Client {
             .next())
     }
 
-    /// Claim up to `max` jobs in one call, all with one lease deadline.
+    /// Claim up to `max` jobs in one call, all with one lease deadline. At
+    /// wire 2.1.0 the claim honours the queue's concurrency ceiling and rate
+    /// limit: a refused claim is [`ErrorKind::RateLimited`] with the wait.
     pub async fn claim_many(&self, queue: &str, max: u64, lease_ms: u64) -> Result<Vec<Job>> {
+        if self.wire >= WireVersion::V2_1_0 {
+            return self.claim_guarded(queue, max, lease_ms, 0).await;
+        }
         let keys = QueueKeys::new(queue)?;
         check_positive("lease_ms", lease_ms)?;
         check_positive("max", max)?;

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::defaults;
 use crate::error::{Error, Result};
+use crate::wire::WireVersion;
 
 /// The default payload ceiling: 16 MiB (kept for callers of the old name).
 pub const DEFAULT_MAX_PAYLOAD: usize = defaults::MAX_PAYLOAD;
@@ -24,6 +25,10 @@ pub struct ConnectOptions {
     pub max_payload: usize,
     /// Make a script-bundle mismatch a connect error instead of a logged condition.
     pub strict_bundle: bool,
+    /// The wire version to speak (and fence). Default: the newest,
+    /// `echomq:2.1.0`. Speak `echomq:2.0.0` to share a deployment still
+    /// recorded at 2.0.0; the 2.1.0 verbs then answer `Unsupported`.
+    pub wire_version: WireVersion,
 }
 
 impl Default for ConnectOptions {
@@ -35,6 +40,7 @@ impl Default for ConnectOptions {
             response_timeout: defaults::timeout_from_ms(defaults::RESPONSE_TIMEOUT_MS),
             max_payload: defaults::MAX_PAYLOAD,
             strict_bundle: false,
+            wire_version: WireVersion::NEWEST,
         }
     }
 }

@@ -38,6 +38,10 @@ pub struct emq_connect_options {
     pub response_timeout_ms: u64,
     /// Largest payload accepted before the wire, in bytes. Default 16 MiB.
     pub max_payload: u64,
+    /// The wire version to speak and fence: `"echomq:2.1.0"` or
+    /// `"echomq:2.0.0"` (2.1.0 verbs then fail `EMQ_ERR_UNSUPPORTED`).
+    /// NULL (default) = the newest.
+    pub wire_version: *const c_char,
 }
 
 /// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not strict).
@@ -51,6 +55,7 @@ pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
         connect_timeout_ms: d.connect_timeout.as_millis() as u64,
         response_timeout_ms: d.response_timeout.map_or(0, |t| t.as_millis() as u64),
         max_payload: d.max_payload as u64,
+        wire_version: std::ptr::null(),
     }
 }
 
@@ -73,6 +78,11 @@ impl emq_connect_options {
             response_timeout: emq_core::defaults::timeout_from_ms(self.response_timeout_ms),
             max_payload: usize::try_from(self.max_payload).unwrap_or(usize::MAX),
             strict_bundle: self.strict_bundle,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            wire_version: match unsafe { opt_str_arg(self.wire_version, "options.wire_version") }? {
+                Some(v) => emq_core::WireVersion::parse(v)?,
+                None => emq_core::WireVersion::NEWEST,
+            },
         })
     }
 }
@@ -80,13 +90,13 @@ impl emq_connect_options {
 /// # Safety
 /// The pointer arguments are NULL or valid as the exported caller's
 /// `# Safety` section states; the returned borrow must not outlive the call.
-unsafe fn client_arg<'a>(client: *const emq_client) -> FfiResult<&'a blocking::Client> {
+pub(crate) unsafe fn client_arg<'a>(client: *const emq_client) -> FfiResult<&'a blocking::Client> {
     // SAFETY: the handle is NULL or a live one this library returned (`# Safety`).
     Ok(&unsafe { ref_arg(client, "client") }?.inner)
 }
 
 /// Store a freshly allocated answer in `*out`.
-fn put<T>(out: &mut *mut T, value: T) {
+pub(crate) fn put<T>(out: &mut *mut T, value: T) {
     *out = Box::into_raw(Box::new(value));
 }
 
@@ -121,7 +131,7 @@ unsafe fn job_refs<'a>(jobs: *const emq_job_ref, count: usize) -> FfiResult<Vec<
         .collect()
 }
 
-fn enqueued(answer: emq_core::Enqueued, out: *mut emq_enqueued) {
+pub(crate) fn enqueued(answer: emq_core::Enqueued, out: *mut emq_enqueued) {
     if !out.is_null() {
         // SAFETY: the caller passes NULL or a valid `emq_enqueued *`.
         unsafe {

@@ -20,6 +20,7 @@
 #![deny(unsafe_op_in_unsafe_fn, clippy::missing_safety_doc)]
 
 mod client;
+mod features;
 mod guard;
 mod pure;
 mod status;
@@ -30,6 +31,7 @@ mod worker;
 mod tests;
 
 pub use client::*;
+pub use features::*;
 pub use pure::*;
 pub use status::*;
 pub use types::*;

@@ -87,6 +87,9 @@ pub struct emq_worker_options {
     /// another (fewer thread hand-offs; slots free when the batch is done).
     /// Default 1.
     pub handler_batch: u32,
+    /// Stalls (lapsed leases: the worker died or hung) a job survives before
+    /// the reap pump dead-letters it with `last_error` `"stalled"`. Default 2.
+    pub max_stalls: u64,
 }
 
 /// `emq_worker_options.prefetch`: as many as `concurrency`.
@@ -135,6 +138,7 @@ pub extern "C" fn emq_worker_options_default() -> emq_worker_options {
             i64::try_from(p).unwrap_or(i64::MAX)
         }),
         handler_batch: u32::try_from(d.handler_batch).unwrap_or(u32::MAX),
+        max_stalls: d.max_stalls,
     }
 }
 
@@ -169,6 +173,7 @@ impl emq_worker_options {
                 }
             },
             handler_batch: self.handler_batch as usize,
+            max_stalls: self.max_stalls,
         })
     }
 }

@@ -59,6 +59,7 @@ class Worker:
         shutdown_grace_ms: Optional[int] = None,
         prefetch: Optional[int] = None,
         handler_batch: Optional[int] = None,
+        max_stalls: Optional[int] = None,
         handle_signals: bool = True,
     ) -> None:
         if not callable(handler):
@@ -83,6 +84,7 @@ class Worker:
             shutdown_grace_ms=shutdown_grace_ms,
             prefetch=prefetch,
             handler_batch=handler_batch,
+            max_stalls=max_stalls,
             batched=self._async,
         )
 
