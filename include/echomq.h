@@ -1402,6 +1402,12 @@ emq_status emq_remove(const struct emq_client *client,
  * stderr: records at or above `min_level` (`EMQ_LOG_WARN` by default) are
  * printed there as "[echomq LEVEL] target: message". `EMQ_LOG_OFF` silences
  * everything. `user_data` must stay valid until the handler is replaced.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_set_log_handler(emq_log_handler handler,
                                void *user_data,
@@ -1413,6 +1419,12 @@ emq_status emq_set_log_handler(emq_log_handler handler,
  * before `emq_worker_start`, once. `user_data` must stay valid until
  * `emq_worker_join` (or `emq_worker_free`) has returned; after that no event
  * is delivered.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_worker_set_event_handler(const struct emq_worker *worker,
                                         emq_worker_event_handler handler,
@@ -1426,6 +1438,12 @@ emq_status emq_worker_set_event_handler(const struct emq_worker *worker,
  * called for each message on the subscription's own thread, until
  * `emq_subscription_close` / `emq_subscription_free`. `user_data` must stay
  * valid until `emq_subscription_free` has returned.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_subscribe(const struct emq_client *client,
                          const char *queue,
@@ -1438,6 +1456,12 @@ emq_status emq_subscribe(const struct emq_client *client,
  * Stop the subscription: no handler call starts after this returns...
  * except the ones for messages already received, which run first. Any
  * thread; idempotent. `emq_subscription_free` waits for them.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_subscription_close(const struct emq_subscription *subscription,
                                   struct emq_error **err);
@@ -1445,6 +1469,12 @@ emq_status emq_subscription_close(const struct emq_subscription *subscription,
 /**
  * Close the subscription, wait until its thread has delivered its last
  * event, and release it (NULL is a no-op). Never call it from the handler.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 void emq_subscription_free(struct emq_subscription *subscription);
 
@@ -1454,6 +1484,12 @@ void emq_subscription_free(struct emq_subscription *subscription);
  * is not NULL, `*last_error` is the job's error text (release with
  * `emq_string_free`; NULL if none). The deadline passing is
  * `EMQ_ERR_TIMEOUT`; the job being removed meanwhile is `EMQ_ERR_GONE`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_wait_for(const struct emq_client *client,
                         const char *queue,
@@ -1466,6 +1502,12 @@ emq_status emq_wait_for(const struct emq_client *client,
 /**
  * Prometheus text exposition for `count` queues, into `*out` (release with
  * `emq_string_free`).
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_metrics_text(const struct emq_client *client,
                             const char *const *queues,

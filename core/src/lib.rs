@@ -20,18 +20,18 @@ pub mod defaults;
 mod error;
 mod fence;
 mod options;
-pub mod redact;
 mod queue_events;
+pub mod redact;
 mod transport;
 mod types;
 
 pub mod blocking;
 pub mod id;
 pub mod keys;
-#[doc(hidden)]
-pub mod replies;
 pub mod logging;
 pub mod metrics;
+#[doc(hidden)]
+pub mod replies;
 pub mod runtime;
 pub mod scripts;
 pub mod server_info;

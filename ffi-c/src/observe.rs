@@ -78,6 +78,12 @@ fn level_code(level: log::Level) -> emq_log_level {
 /// stderr: records at or above `min_level` (`EMQ_LOG_WARN` by default) are
 /// printed there as "[echomq LEVEL] target: message". `EMQ_LOG_OFF` silences
 /// everything. `user_data` must stay valid until the handler is replaced.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_set_log_handler(
     handler: emq_log_handler,
@@ -187,6 +193,12 @@ fn static_name(e: &WorkerEvent) -> &'static std::ffi::CStr {
 /// before `emq_worker_start`, once. `user_data` must stay valid until
 /// `emq_worker_join` (or `emq_worker_free`) has returned; after that no event
 /// is delivered.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_worker_set_event_handler(
     worker: *const emq_worker,
@@ -195,7 +207,8 @@ pub unsafe extern "C" fn emq_worker_set_event_handler(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let worker = ref_arg(worker, "worker")?;
+        // SAFETY: handles are NULL or live ones this library returned (the header's contract).
+        let worker = unsafe { ref_arg(worker, "worker") }?;
         let handler = handler.ok_or_else(|| Fail::null("handler"))?;
         let data = UserData(user_data);
         worker.core().on_event(move |e| {
@@ -286,6 +299,12 @@ fn deliver(
 /// called for each message on the subscription's own thread, until
 /// `emq_subscription_close` / `emq_subscription_free`. `user_data` must stay
 /// valid until `emq_subscription_free` has returned.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_subscribe(
     client: *const emq_client,
@@ -296,10 +315,13 @@ pub unsafe extern "C" fn emq_subscribe(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: out-parameters are NULL or valid for writes (the header's contract).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let client = &ref_arg(client, "client")?.inner;
-        let queue = str_arg(queue, "queue")?;
+        // SAFETY: handles are NULL or live ones this library returned (the header's contract).
+        let client = &unsafe { ref_arg(client, "client") }?.inner;
+        // SAFETY: strings are NULL or NUL-terminated and live for the call (the header's contract).
+        let queue = unsafe { str_arg(queue, "queue") }?;
         let handler = handler.ok_or_else(|| Fail::null("handler"))?;
         let mut sub = client.subscribe(queue)?.into_async();
         let closer = sub.closer();
@@ -326,26 +348,42 @@ pub unsafe extern "C" fn emq_subscribe(
 /// Stop the subscription: no handler call starts after this returns...
 /// except the ones for messages already received, which run first. Any
 /// thread; idempotent. `emq_subscription_free` waits for them.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_subscription_close(
     subscription: *const emq_subscription,
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        ref_arg(subscription, "subscription")?.closer.close();
+        // SAFETY: handles are NULL or live ones this library returned (the header's contract).
+        unsafe { ref_arg(subscription, "subscription") }?
+            .closer
+            .close();
         Ok(())
     })
 }
 
 /// Close the subscription, wait until its thread has delivered its last
 /// event, and release it (NULL is a no-op). Never call it from the handler.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_subscription_free(subscription: *mut emq_subscription) {
     guard_void(|| {
         if subscription.is_null() {
             return;
         }
-        let sub = Box::from_raw(subscription);
+        // SAFETY: a live handle from `emq_subscribe`, released once (the header's contract).
+        let sub = unsafe { Box::from_raw(subscription) };
         sub.closer.close();
         let thread = sub.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(thread) = thread {
@@ -364,6 +402,12 @@ pub const EMQ_SETTLED_DEAD: emq_settled = 2;
 /// is not NULL, `*last_error` is the job's error text (release with
 /// `emq_string_free`; NULL if none). The deadline passing is
 /// `EMQ_ERR_TIMEOUT`; the job being removed meanwhile is `EMQ_ERR_GONE`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_wait_for(
     client: *const emq_client,
@@ -375,17 +419,22 @@ pub unsafe extern "C" fn emq_wait_for(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let state = out_arg(state, "state")?;
-        if let Some(out) = last_error.as_mut() {
+        // SAFETY: out-parameters are NULL or valid for writes (the header's contract).
+        let state = unsafe { out_arg(state, "state") }?;
+        // SAFETY: out-parameters are NULL or valid for writes (the header's contract).
+        if let Some(out) = unsafe { last_error.as_mut() } {
             *out = std::ptr::null_mut();
         }
-        let client = &ref_arg(client, "client")?.inner;
-        let (queue, id) = (str_arg(queue, "queue")?, str_arg(id, "id")?);
+        // SAFETY: handles are NULL or live ones this library returned (the header's contract).
+        let client = &unsafe { ref_arg(client, "client") }?.inner;
+        // SAFETY: strings are NULL or NUL-terminated and live for the call (the header's contract).
+        let (queue, id) = unsafe { (str_arg(queue, "queue")?, str_arg(id, "id")?) };
         match client.wait_for(queue, id, Duration::from_millis(timeout_ms))? {
             Settled::Completed => *state = EMQ_SETTLED_COMPLETED,
             Settled::Dead { error } => {
                 *state = EMQ_SETTLED_DEAD;
-                if let Some(out) = last_error.as_mut() {
+                // SAFETY: out-parameters are NULL or valid for writes (the header's contract).
+                if let Some(out) = unsafe { last_error.as_mut() } {
                     *out = opt_c_string_raw(error.as_deref());
                 }
             }
@@ -396,6 +445,12 @@ pub unsafe extern "C" fn emq_wait_for(
 
 /// Prometheus text exposition for `count` queues, into `*out` (release with
 /// `emq_string_free`).
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn emq_metrics_text(
     client: *const emq_client,
@@ -405,13 +460,17 @@ pub unsafe extern "C" fn emq_metrics_text(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        let out = out_arg(out, "out")?;
+        // SAFETY: out-parameters are NULL or valid for writes (the header's contract).
+        let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        let client = &ref_arg(client, "client")?.inner;
-        let names: Vec<&str> = slice_arg(queues, count, "queues")?
+        // SAFETY: handles are NULL or live ones this library returned (the header's contract).
+        let client = &unsafe { ref_arg(client, "client") }?.inner;
+        // SAFETY: `queues` is NULL or holds `count` string pointers (the header's contract).
+        let names: Vec<&str> = unsafe { slice_arg(queues, count, "queues") }?
             .iter()
             .enumerate()
-            .map(|(i, q)| str_arg(*q, &format!("queues[{i}]")))
+            // SAFETY: as above, each a NUL-terminated string.
+            .map(|(i, q)| unsafe { str_arg(*q, &format!("queues[{i}]")) })
             .collect::<FfiResult<_>>()?;
         *out = c_string_raw(&client.metrics_text(&names)?);
         Ok(())

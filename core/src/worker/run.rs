@@ -453,7 +453,15 @@ async fn run_handler(ctx: Settle, jobs: Vec<Job>, slots: Slots) {
         .into_iter()
         .zip(verdicts)
         .map(|((id, token), verdict)| {
-            settle(&ctx.shared, &ctx.held, &ctx.settler, id, token, verdict, ran)
+            settle(
+                &ctx.shared,
+                &ctx.held,
+                &ctx.settler,
+                id,
+                token,
+                verdict,
+                ran,
+            )
         });
     futures_util::future::join_all(settles).await;
 }
