@@ -96,6 +96,12 @@ typedef struct emq_client emq_client;
 typedef struct emq_handler_result emq_handler_result;
 
 /**
+ * A live subscription (opaque): made by `emq_subscribe`, released by
+ * `emq_subscription_free`.
+ */
+typedef struct emq_subscription emq_subscription;
+
+/**
  * A worker over one queue (opaque). Made by `emq_worker_new`, released by
  * `emq_worker_free`. `emq_worker_stop` and `emq_worker_stats` may be called
  * from any thread while it runs.
@@ -132,6 +138,10 @@ typedef struct emq_connect_options {
      * Largest payload accepted before the wire, in bytes. Default 16 MiB.
      */
     uint64_t max_payload;
+    /**
+     * Publish queue events on `emq:{q}:events` after each transition. Default true.
+     */
+    bool publish_events;
 } emq_connect_options;
 
 /**
@@ -399,6 +409,110 @@ typedef struct emq_id_list {
 } emq_id_list;
 
 /**
+ * A log level (`EMQ_LOG_*`), most severe first.
+ */
+typedef int32_t emq_log_level;
+
+/**
+ * Receives one core log record. Called on the library's threads (several at
+ * once, possibly while another emq_* call runs); `target` (the Rust module,
+ * e.g. "echomq::worker::run") and `message` are valid only during the call.
+ * Must return quickly and must not call back into the library.
+ */
+typedef void (*emq_log_handler)(emq_log_level level,
+                                const char *target,
+                                const char *message,
+                                void *user_data);
+
+/**
+ * Which worker event (`EMQ_EVENT_*`).
+ */
+typedef int32_t emq_worker_event_kind;
+
+/**
+ * One worker event. Fields that do not fit the event are NULL / 0 / -1.
+ * Valid only during the callback.
+ */
+typedef struct emq_worker_event {
+    emq_worker_event_kind kind;
+    /**
+     * The failure's status (`EMQ_EVENT_ERROR`), else `EMQ_OK`.
+     */
+    emq_status error_status;
+    /**
+     * "active", "completed", ... (static storage).
+     */
+    const char *name;
+    /**
+     * The job id, or NULL.
+     */
+    const char *id;
+    uint64_t token;
+    /**
+     * The failure text, or NULL.
+     */
+    const char *error;
+    /**
+     * `EMQ_EVENT_FAILED`: ms until the next attempt; -1 otherwise (dead).
+     */
+    int64_t retry_in_ms;
+    /**
+     * How long the handler ran (completed / failed), in ms.
+     */
+    double duration_ms;
+    /**
+     * `EMQ_EVENT_STALLED`: how many jobs.
+     */
+    uint64_t count;
+} emq_worker_event;
+
+/**
+ * Receives a worker's events, on the worker's own threads, while it runs:
+ * it must return quickly and must not call blocking emq_* functions (they
+ * would stall the worker). Copy what you keep.
+ */
+typedef void (*emq_worker_event_handler)(const struct emq_worker_event *event,
+                                         void *user_data);
+
+/**
+ * One message of `emq:{q}:events`. Valid only during the callback.
+ */
+typedef struct emq_queue_event {
+    const char *queue;
+    /**
+     * "added", "active", "completed", "retried", "dead", "removed", ...
+     */
+    const char *event;
+    /**
+     * The job id; "" for queue-wide events ("paused", "resumed").
+     */
+    const char *job;
+    /**
+     * The other fields ("token", "attempts", "error", "delay_ms", ...):
+     * `field_count` names and values, index for index.
+     */
+    const char *const *field_names;
+    const char *const *field_values;
+    size_t field_count;
+    /**
+     * The whole message as published (a JSON object of strings).
+     */
+    const char *json;
+} emq_queue_event;
+
+/**
+ * Receives queue events, one call at a time, on a thread the subscription
+ * owns (so it may call any emq_* function). Copy what you keep.
+ */
+typedef void (*emq_queue_event_handler)(const struct emq_queue_event *event,
+                                        void *user_data);
+
+/**
+ * How a waited-on job ended (`EMQ_SETTLED_*`).
+ */
+typedef int32_t emq_settled;
+
+/**
  * The parts of a branded id, from `emq_parse_id`.
  */
 typedef struct emq_id_parts {
@@ -561,6 +675,71 @@ typedef struct emq_stats {
      */
     uint64_t released;
 } emq_stats;
+
+/**
+ * No records at all (as `min_level`).
+ */
+#define EMQ_LOG_OFF 0
+
+#define EMQ_LOG_ERROR 1
+
+#define EMQ_LOG_WARN 2
+
+#define EMQ_LOG_INFO 3
+
+#define EMQ_LOG_DEBUG 4
+
+#define EMQ_LOG_TRACE 5
+
+/**
+ * A handler started on a job (`id`, `token`).
+ */
+#define EMQ_EVENT_ACTIVE 1
+
+/**
+ * The job completed (`id`, `token`, `duration_ms`).
+ */
+#define EMQ_EVENT_COMPLETED 2
+
+/**
+ * The handler failed (`id`, `token`, `error`, `duration_ms`; `retry_in_ms`
+ * until the next attempt, or -1 when the job went dead).
+ */
+#define EMQ_EVENT_FAILED 3
+
+/**
+ * The job went dead (`id`, `token`, `error`).
+ */
+#define EMQ_EVENT_DEAD 4
+
+/**
+ * The worker no longer holds the job (`id`, `token`).
+ */
+#define EMQ_EVENT_LEASE_LOST 5
+
+/**
+ * The reap pump returned `count` lapsed jobs to pending.
+ */
+#define EMQ_EVENT_STALLED 6
+
+/**
+ * A non-fatal failure of the worker's own calls (`error`, `error_status`).
+ */
+#define EMQ_EVENT_ERROR 7
+
+/**
+ * A claim found the queue empty after work.
+ */
+#define EMQ_EVENT_DRAINED 8
+
+/**
+ * The worker stopped; the last event of a run.
+ */
+#define EMQ_EVENT_CLOSED 9
+
+#define EMQ_SETTLED_COMPLETED 1
+
+#define EMQ_SETTLED_DEAD 2
 
 #define EMQ_KEY_PENDING 0
 
@@ -784,7 +963,8 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not strict).
+ * The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not
+ * strict, events published).
  */
 struct emq_connect_options emq_connect_options_default(void);
 
@@ -1222,6 +1402,125 @@ emq_status emq_remove(const struct emq_client *client,
                       const char *queue,
                       const char *id,
                       struct emq_error **err);
+
+/**
+ * Send the core's log records at or above `min_level` to `handler`.
+ * The default (before any call, and after a call with a NULL handler) is
+ * stderr: records at or above `min_level` (`EMQ_LOG_WARN` by default) are
+ * printed there as "[echomq LEVEL] target: message". `EMQ_LOG_OFF` silences
+ * everything. `user_data` must stay valid until the handler is replaced.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_set_log_handler(emq_log_handler handler,
+                               void *user_data,
+                               emq_log_level min_level,
+                               struct emq_error **err);
+
+/**
+ * Call `handler(event, user_data)` for each of the worker's events. Set it
+ * before `emq_worker_start`, once. `user_data` must stay valid until
+ * `emq_worker_join` (or `emq_worker_free`) has returned; after that no event
+ * is delivered.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_worker_set_event_handler(const struct emq_worker *worker,
+                                        emq_worker_event_handler handler,
+                                        void *user_data,
+                                        struct emq_error **err);
+
+/**
+ * Subscribe to `queue`'s events on a connection of its own (re-subscribing
+ * by itself after a drop; delivery is at-most-once). Returns once the server
+ * confirmed the subscription; from then on `handler(event, user_data)` is
+ * called for each message on the subscription's own thread, until
+ * `emq_subscription_close` / `emq_subscription_free`. `user_data` must stay
+ * valid until `emq_subscription_free` has returned.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_subscribe(const struct emq_client *client,
+                         const char *queue,
+                         emq_queue_event_handler handler,
+                         void *user_data,
+                         struct emq_subscription **out,
+                         struct emq_error **err);
+
+/**
+ * Stop the subscription: no handler call starts after this returns...
+ * except the ones for messages already received, which run first. Any
+ * thread; idempotent. `emq_subscription_free` waits for them.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_subscription_close(const struct emq_subscription *subscription,
+                                  struct emq_error **err);
+
+/**
+ * Close the subscription, wait until its thread has delivered its last
+ * event, and release it (NULL is a no-op). Never call it from the handler.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+void emq_subscription_free(struct emq_subscription *subscription);
+
+/**
+ * Wait up to `timeout_ms` for job `id` to complete or go dead; `*state` is
+ * `EMQ_SETTLED_COMPLETED` or `EMQ_SETTLED_DEAD`. When dead and `last_error`
+ * is not NULL, `*last_error` is the job's error text (release with
+ * `emq_string_free`; NULL if none). The deadline passing is
+ * `EMQ_ERR_TIMEOUT`; the job being removed meanwhile is `EMQ_ERR_GONE`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_wait_for(const struct emq_client *client,
+                        const char *queue,
+                        const char *id,
+                        uint64_t timeout_ms,
+                        emq_settled *state,
+                        char **last_error,
+                        struct emq_error **err);
+
+/**
+ * Prometheus text exposition for `count` queues, into `*out` (release with
+ * `emq_string_free`).
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_metrics_text(const struct emq_client *client,
+                            const char *const *queues,
+                            size_t count,
+                            char **out,
+                            struct emq_error **err);
 
 /**
  * Mint a fresh `JOB` id (strictly increasing per process) into `*out`.

@@ -42,6 +42,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# What an operator sees: every transition of the queue, one JSON message each.
+redis-cli -u "$EMQ_URL" SUBSCRIBE 'emq:{orders}:events' >"$logs/events.out" 2>/dev/null & pids+=($!)
+
 say "starting workers: node, python, c (queue: orders)"
 node examples/polyglot/worker.js >"$logs/node.out" 2>"$logs/node.err" & pids+=($!)
 "$PY" examples/polyglot/worker.py >"$logs/python.out" 2>"$logs/python.err" & pids+=($!)
@@ -66,3 +69,7 @@ done
 
 say "summary (C tool reading the queue)"
 examples/polyglot/summary report "$ORDERS"
+
+say "queue events seen by redis-cli SUBSCRIBE 'emq:{orders}:events' (at-most-once)"
+grep -o '"event":"[a-z_]*"' "$logs/events.out" | sort | uniq -c || echo "(none)"
+grep -m 3 '^{' "$logs/events.out" || true

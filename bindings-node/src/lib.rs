@@ -16,10 +16,12 @@ mod convert;
 mod defaults;
 mod error;
 mod helpers;
+mod observe;
 mod worker;
 
 pub use client::*;
 pub use defaults::*;
 pub use error::*;
 pub use helpers::*;
+pub use observe::*;
 pub use worker::*;

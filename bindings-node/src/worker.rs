@@ -165,7 +165,7 @@ async fn call(slot: Slot, jobs: Vec<Job>) -> Vec<Verdict> {
 /// The native worker; `index.js` wraps it as `Worker`.
 #[napi]
 pub struct NativeWorker {
-    inner: Worker,
+    pub(crate) inner: Worker,
     handler: Slot,
 }
 

@@ -86,7 +86,7 @@ test('worker: new Worker(...), run() / close() / stats()', () => {
 test('connect and worker options: the docs names in camelCase, and nothing else', () => {
   const connectOpts = optionNames('Connect options (all optional)').map(camel)
   assert.deepEqual(connectOpts.sort(), [
-    'clientName', 'connectTimeoutMs', 'maxPayload', 'nodeId', 'responseTimeoutMs', 'strictBundle',
+    'clientName', 'connectTimeoutMs', 'maxPayload', 'nodeId', 'publishEvents', 'responseTimeoutMs', 'strictBundle',
   ])
   const workerOpts = optionNames('Worker options:').map(camel)
   assert.deepEqual(workerOpts.sort(), [

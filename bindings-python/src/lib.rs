@@ -10,6 +10,7 @@ mod defaults;
 mod errors;
 mod helpers;
 mod interp;
+mod observe;
 mod types;
 mod worker;
 
@@ -26,6 +27,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::WorkerStats>()?;
     m.add_class::<types::ParsedId>()?;
     m.add_class::<types::KeyClass>()?;
+    m.add_class::<observe::WorkerEvent>()?;
+    m.add_class::<observe::QueueEvent>()?;
+    m.add_class::<observe::Settled>()?;
+    m.add_class::<observe::Subscription>()?;
+    observe::install_logging(m.py())?;
     m.add_function(wrap_pyfunction!(client::connect, m)?)?;
     m.add_function(wrap_pyfunction!(aio::connect_async, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::mint_job_id, m)?)?;

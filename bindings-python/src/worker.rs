@@ -94,7 +94,7 @@ fn core_client(client: &Bound<'_, PyAny>) -> PyResult<echomq::Client> {
 
 #[pyclass(frozen, module = "echomq._native")]
 pub struct NativeWorker {
-    worker: echomq::Worker,
+    pub(crate) worker: echomq::Worker,
 }
 
 #[pymethods]

@@ -57,9 +57,10 @@ pub static REQUEUE_DEAD: Script =
     Script::new("requeue_dead", include_str!("../lua/requeue_dead.lua"));
 pub static REMOVE: Script = Script::new("remove", include_str!("../lua/remove.lua"));
 pub static RELEASE: Script = Script::new("release", include_str!("../lua/release.lua"));
+pub static PUBLISH: Script = Script::new("publish", include_str!("../lua/publish.lua"));
 
 /// Every script, in name order (the order the bundle hash concatenates them).
-pub fn all() -> [&'static Script; 12] {
+pub fn all() -> [&'static Script; 13] {
     let mut all = [
         &ENQUEUE,
         &SCHEDULE,
@@ -73,6 +74,7 @@ pub fn all() -> [&'static Script; 12] {
         &REQUEUE_DEAD,
         &REMOVE,
         &RELEASE,
+        &PUBLISH,
     ];
     all.sort_by_key(|s| s.name);
     all

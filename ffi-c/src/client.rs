@@ -38,9 +38,12 @@ pub struct emq_connect_options {
     pub response_timeout_ms: u64,
     /// Largest payload accepted before the wire, in bytes. Default 16 MiB.
     pub max_payload: u64,
+    /// Publish queue events on `emq:{q}:events` after each transition. Default true.
+    pub publish_events: bool,
 }
 
-/// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not strict).
+/// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not
+/// strict, events published).
 #[no_mangle]
 pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
     let d = ConnectOptions::default();
@@ -51,6 +54,7 @@ pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
         connect_timeout_ms: d.connect_timeout.as_millis() as u64,
         response_timeout_ms: d.response_timeout.map_or(0, |t| t.as_millis() as u64),
         max_payload: d.max_payload as u64,
+        publish_events: d.publish_events,
     }
 }
 
@@ -73,6 +77,7 @@ impl emq_connect_options {
             response_timeout: emq_core::defaults::timeout_from_ms(self.response_timeout_ms),
             max_payload: usize::try_from(self.max_payload).unwrap_or(usize::MAX),
             strict_bundle: self.strict_bundle,
+            publish_events: self.publish_events,
         })
     }
 }
@@ -154,6 +159,8 @@ pub unsafe extern "C" fn emq_connect(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
+        // Warnings and errors reach stderr unless `emq_set_log_handler` says otherwise.
+        emq_core::logging::install_forwarding();
         // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
         let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();

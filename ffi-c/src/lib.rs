@@ -21,6 +21,7 @@
 
 mod client;
 mod guard;
+mod observe;
 mod pure;
 mod status;
 mod types;
@@ -30,6 +31,7 @@ mod worker;
 mod tests;
 
 pub use client::*;
+pub use observe::*;
 pub use pure::*;
 pub use status::*;
 pub use types::*;

@@ -270,6 +270,11 @@ pub struct emq_worker {
 }
 
 impl emq_worker {
+    /// The core worker (for `observe.rs`).
+    pub(crate) fn core(&self) -> &Worker {
+        &self.worker
+    }
+
     fn handle(&self) -> Option<Arc<WorkerHandle>> {
         self.handle
             .lock()
