@@ -10,6 +10,7 @@
 //! - [`Client`]: the async client; [`blocking::Client`]: the blocking facade
 //! - [`worker`]: the worker runtime (claim, run, heartbeat, settle, pumps)
 
+mod admin;
 mod browse_page;
 mod client;
 pub mod defaults;
@@ -27,10 +28,12 @@ pub mod keys;
 pub mod replies;
 pub mod runtime;
 pub mod scripts;
+pub mod probe;
 pub mod server_info;
 pub mod slot;
 pub mod worker;
 
+pub use admin::{DeadBound, JobView, BATCH as ADMIN_BATCH};
 pub use browse_page::{BrowseEntry, BrowsePage, MAX_PAGE};
 pub use client::Client;
 pub use error::{panicked, BatchItem, Error, ErrorKind, Result, WriteState};
