@@ -10,6 +10,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod admin;
 mod bridge;
 mod client;
 mod convert;
@@ -18,6 +19,7 @@ mod error;
 mod helpers;
 mod worker;
 
+pub use admin::*;
 pub use client::*;
 pub use defaults::*;
 pub use error::*;

@@ -120,10 +120,11 @@ fn struct_layouts_lp64() {
         member => 32);
     layout!(emq_connect_options, 40, 8, node_id => 0, strict_bundle => 4, client_name => 8,
         connect_timeout_ms => 16, response_timeout_ms => 24, max_payload => 32);
-    layout!(emq_worker_options, 80, 8, concurrency => 0, backoff => 4, lease_ms => 8,
+    layout!(emq_worker_options, 96, 8, concurrency => 0, backoff => 4, lease_ms => 8,
         max_attempts => 16, backoff_base_ms => 24, backoff_cap_ms => 32,
         pump_interval_ms => 40, idle_max_ms => 48, shutdown_grace_ms => 56,
-        prefetch => 64, handler_batch => 72);
+        prefetch => 64, handler_batch => 72, dead_max_age_ms => 80, dead_max_len => 88);
+    layout!(emq_string_list, 16, 8, items => 0, len => 8);
     layout!(emq_stats, 80, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
         lease_lost => 32, in_flight => 40, claim_failures => 48, heartbeat_failures => 56,
         settle_failures => 64, released => 72);

@@ -59,6 +59,8 @@ class Worker:
         shutdown_grace_ms: Optional[int] = None,
         prefetch: Optional[int] = None,
         handler_batch: Optional[int] = None,
+        dead_max_age_ms: Optional[int] = None,
+        dead_max_len: Optional[int] = None,
         handle_signals: bool = True,
     ) -> None:
         if not callable(handler):
@@ -83,6 +85,8 @@ class Worker:
             shutdown_grace_ms=shutdown_grace_ms,
             prefetch=prefetch,
             handler_batch=handler_batch,
+            dead_max_age_ms=dead_max_age_ms,
+            dead_max_len=dead_max_len,
             batched=self._async,
         )
 

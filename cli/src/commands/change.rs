@@ -145,7 +145,14 @@ pub async fn requeue(ctx: &Ctx, a: RequeueArgs) -> Result<i32, Fail> {
         return Ok(EXIT_OK);
     }
     each_id(ctx, &client, &a.queue, &a.ids, "requeued", |c, q, id| async move {
-        c.requeue_dead(&q, &id).await
+        match c.requeue_dead(&q, &id).await {
+            // The script answers "not dead" for a missing job too; say which.
+            Err(e) if e.kind() == echomq::ErrorKind::NotDead => match c.inspect(&q, &id).await? {
+                None => Err(echomq::Error::new(echomq::ErrorKind::Gone, "no such job")),
+                Some(_) => Err(e),
+            },
+            other => other,
+        }
     })
     .await
 }
