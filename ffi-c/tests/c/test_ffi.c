@@ -53,12 +53,15 @@ _Static_assert(sizeof(emq_connect_options) == 40 && offsetof(emq_connect_options
                    offsetof(emq_connect_options, client_name) == 8 &&
                    offsetof(emq_connect_options, max_payload) == 32,
                "emq_connect_options");
-_Static_assert(sizeof(emq_worker_options) == 80 && offsetof(emq_worker_options, backoff) == 4 &&
+_Static_assert(sizeof(emq_worker_options) == 96 && offsetof(emq_worker_options, backoff) == 4 &&
                    offsetof(emq_worker_options, lease_ms) == 8 &&
                    offsetof(emq_worker_options, shutdown_grace_ms) == 56 &&
                    offsetof(emq_worker_options, prefetch) == 64 &&
-                   offsetof(emq_worker_options, handler_batch) == 72,
+                   offsetof(emq_worker_options, handler_batch) == 72 &&
+                   offsetof(emq_worker_options, dead_max_age_ms) == 80 &&
+                   offsetof(emq_worker_options, dead_max_len) == 88,
                "emq_worker_options");
+_Static_assert(sizeof(emq_string_list) == 16 && offsetof(emq_string_list, len) == 8, "emq_string_list");
 _Static_assert(sizeof(emq_stats) == 80 && offsetof(emq_stats, in_flight) == 40 &&
                    offsetof(emq_stats, released) == 72,
                "emq_stats");
