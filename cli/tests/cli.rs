@@ -290,7 +290,11 @@ fn requeue_remove_and_purge_change_the_wire_and_say_so() {
     assert_eq!(code, 1);
     assert!(err.contains("refusing without --yes"), "{err}");
     assert!(row_exists(&server, &f.pending[0]));
-    let v = json(&url, &["remove", Q, &f.pending[0], &f.active, "--yes"]);
+    // One removable and one active job: the first goes, the second is refused (exit 1).
+    let (code, out, err) = run(&url, &["--json", "remove", Q, &f.pending[0], &f.active, "--yes"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is active"), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["removed"][0], f.pending[0].as_str());
     assert_eq!(v["refused"][0]["id"], f.active.as_str());
     assert!(!row_exists(&server, &f.pending[0]));
