@@ -103,7 +103,10 @@ mod tests {
     fn tables_align() {
         let text = table_text(
             &["QUEUE", "PENDING"],
-            &[vec!["orders".into(), "3".into()], vec!["a".into(), "12".into()]],
+            &[
+                vec!["orders".into(), "3".into()],
+                vec!["a".into(), "12".into()],
+            ],
         );
         assert_eq!(text, "QUEUE   PENDING\norders  3\na       12\n");
         assert_eq!(truncate("abcdef", 4), "abc…");

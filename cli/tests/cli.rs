@@ -45,7 +45,10 @@ fn json(url: &str, args: &[&str]) -> Value {
 fn assert_one_line_error(err: &str) {
     assert_eq!(err.lines().count(), 1, "one line expected: {err:?}");
     assert!(err.starts_with("emq: "), "{err:?}");
-    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err:?}");
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err:?}"
+    );
 }
 
 /// The ids `fill.py` made: 2 dead, 1 active, 3 pending, 1 scheduled.
@@ -90,7 +93,10 @@ fn zcard(server: &Server, set: &str) -> u64 {
 }
 
 fn row_exists(server: &Server, id: &str) -> bool {
-    server.raw().exists(format!("emq:{{{Q}}}:job:{id}")).unwrap()
+    server
+        .raw()
+        .exists(format!("emq:{{{Q}}}:job:{id}"))
+        .unwrap()
 }
 
 #[test]
@@ -148,10 +154,22 @@ fn queues_and_stats_show_every_queue_with_depths() {
     // --watch: one JSON line per refresh, rates from the second on.
     let (code, out, _) = run(
         &url,
-        &["--json", "stats", Q, "--watch", "--count", "2", "--interval", "100ms"],
+        &[
+            "--json",
+            "stats",
+            Q,
+            "--watch",
+            "--count",
+            "2",
+            "--interval",
+            "100ms",
+        ],
     );
     assert_eq!(code, 0);
-    let frames: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let frames: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(frames.len(), 2);
     assert!(frames[0]["queues"][0]["completed_per_s"].is_null());
     assert_eq!(frames[1]["queues"][0]["completed_per_s"], 0.0);
@@ -164,8 +182,16 @@ fn jobs_dead_and_job_show_rows_sets_and_payloads() {
     let f = fill(&server);
 
     let v = json(&url, &["jobs", Q]);
-    let ids: Vec<&str> = v.as_array().unwrap().iter().map(|j| j["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, f.pending.iter().map(String::as_str).collect::<Vec<_>>());
+    let ids: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        f.pending.iter().map(String::as_str).collect::<Vec<_>>()
+    );
     assert_eq!(v[0]["state"], "pending");
     assert_eq!(v[0]["attempts"], 0);
     let v = json(&url, &["jobs", Q, "--newest", "--limit", "1"]);
@@ -183,11 +209,17 @@ fn jobs_dead_and_job_show_rows_sets_and_payloads() {
     assert_eq!(v[0]["id"], f.active.as_str());
     assert!(v[0]["lease_deadline_ms"].as_u64().unwrap() > v[0]["minted_at_ms"].as_u64().unwrap());
     let (_, out, _) = run(&url, &["jobs", Q, "--state", "scheduled"]);
-    assert!(out.contains(&f.scheduled) && out.contains("runs in 59m"), "{out}");
+    assert!(
+        out.contains(&f.scheduled) && out.contains("runs in 59m"),
+        "{out}"
+    );
     // --since/--until filter by mint time: nothing is from the future.
     let v = json(&url, &["jobs", Q, "--since", "4000000000000"]);
     assert!(v.as_array().unwrap().is_empty());
-    let v = json(&url, &["jobs", Q, "--since", "1h", "--until", "4000000000000"]);
+    let v = json(
+        &url,
+        &["jobs", Q, "--since", "1h", "--until", "4000000000000"],
+    );
     assert_eq!(v.as_array().unwrap().len(), 3);
 
     let v = json(&url, &["job", Q, &f.pending[1]]);
@@ -197,7 +229,10 @@ fn jobs_dead_and_job_show_rows_sets_and_payloads() {
     assert_eq!(v["fields"]["attempts"], "0");
     let (code, out, _) = run(&url, &["job", Q, &f.pending[1], "--payload", "json"]);
     assert_eq!(code, 0);
-    assert!(out.contains("found in  pending") && out.contains("\"order\": 1"), "{out}");
+    assert!(
+        out.contains("found in  pending") && out.contains("\"order\": 1"),
+        "{out}"
+    );
     let raw = emq(&url)
         .args(["job", Q, &f.active, "--payload", "raw"])
         .output()
@@ -223,13 +258,25 @@ fn bad_input_is_one_line_and_exit_1() {
         (&["requeue", Q, "nope"], "invalid branded id"),
         (&["requeue", Q, missing], "no such job"),
         (&["remove", Q, missing, "--yes"], "no such job"),
-        (&["jobs", Q, "--limit", "0"], "--limit must be greater than zero"),
-        (&["jobs", Q, "--since", "soon"], "cannot read \"soon\" as a time"),
+        (
+            &["jobs", Q, "--limit", "0"],
+            "--limit must be greater than zero",
+        ),
+        (
+            &["jobs", Q, "--since", "soon"],
+            "cannot read \"soon\" as a time",
+        ),
         (&["jobs"], "required"),
-        (&["purge-dead", Q, "--older-than", "forever", "--yes"], "--older-than"),
+        (
+            &["purge-dead", Q, "--older-than", "forever", "--yes"],
+            "--older-than",
+        ),
         (&["enqueue", Q], "give a payload"),
         (&["enqueue", Q, "x", "--at", "5m"], "absolute time"),
-        (&["enqueue", Q, "x", "--in", "1m", "--id", missing], "cannot be used with"),
+        (
+            &["enqueue", Q, "x", "--in", "1m", "--id", missing],
+            "cannot be used with",
+        ),
         (&["frobnicate"], "unrecognized subcommand"),
     ];
     for (args, want) in cases {
@@ -243,7 +290,11 @@ fn bad_input_is_one_line_and_exit_1() {
 #[test]
 fn a_refused_connection_is_exit_2_naming_the_url_without_its_password() {
     let url = format!("redis://:hunter2@127.0.0.1:{}/", free_port());
-    for args in [&["queues"][..], &["doctor"][..], &["job", Q, "JOB0NgWEfAEJfs"][..]] {
+    for args in [
+        &["queues"][..],
+        &["doctor"][..],
+        &["job", Q, "JOB0NgWEfAEJfs"][..],
+    ] {
         let (code, _, err) = run(&url, args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains("redis://:***@127.0.0.1:"), "{err}");
@@ -265,7 +316,10 @@ fn a_fence_mismatch_is_exit_2_naming_the_value_found() {
     assert_one_line_error(&err);
     let (code, out, _) = run(&server.url(), &["doctor", "--sample", "10ms"]);
     assert_eq!(code, 2);
-    assert!(out.contains("FAIL  fence") && out.contains("echomq:9.9.9"), "{out}");
+    assert!(
+        out.contains("FAIL  fence") && out.contains("echomq:9.9.9"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -275,7 +329,10 @@ fn requeue_remove_and_purge_change_the_wire_and_say_so() {
     let f = fill(&server);
 
     let (code, out, _) = run(&url, &["requeue", Q, &f.dead[0]]);
-    assert_eq!((code, out.trim()), (0, format!("requeued {}", f.dead[0]).as_str()));
+    assert_eq!(
+        (code, out.trim()),
+        (0, format!("requeued {}", f.dead[0]).as_str())
+    );
     assert_eq!(zcard(&server, "dead"), 1);
     // Not dead (any more): refused, exit 1, the other id still done.
     let (code, out, err) = run(&url, &["requeue", Q, &f.dead[0], &f.dead[1]]);
@@ -291,7 +348,10 @@ fn requeue_remove_and_purge_change_the_wire_and_say_so() {
     assert!(err.contains("refusing without --yes"), "{err}");
     assert!(row_exists(&server, &f.pending[0]));
     // One removable and one active job: the first goes, the second is refused (exit 1).
-    let (code, out, err) = run(&url, &["--json", "remove", Q, &f.pending[0], &f.active, "--yes"]);
+    let (code, out, err) = run(
+        &url,
+        &["--json", "remove", Q, &f.pending[0], &f.active, "--yes"],
+    );
     assert_eq!(code, 1);
     assert!(err.contains("is active"), "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -308,7 +368,10 @@ fn requeue_all_and_purge_dead_work_in_batches() {
     let f = fill(&server);
     let (code, _, err) = run(&url, &["requeue", Q, "--all"]);
     assert_eq!(code, 1);
-    assert!(err.contains("Requeue all 2 dead jobs") && err.contains("--yes"), "{err}");
+    assert!(
+        err.contains("Requeue all 2 dead jobs") && err.contains("--yes"),
+        "{err}"
+    );
     assert_eq!(zcard(&server, "dead"), 2);
     let (code, out, _) = run(&url, &["requeue", Q, "--all", "--yes"]);
     assert_eq!((code, out.trim()), (0, "requeued 2 dead jobs of orders"));
@@ -325,8 +388,12 @@ fn requeue_all_and_purge_dead_work_in_batches() {
     for id in &f.dead {
         let _: () = raw.zrem(format!("emq:{{{Q}}}:pending"), id).unwrap();
         let _: () = raw.zadd(format!("emq:{{{Q}}}:dead"), id, 0).unwrap();
-        let _: () = raw.hset(format!("emq:{{{Q}}}:job:{id}"), "state", "dead").unwrap();
-        let _: () = raw.rpush(format!("emq:{{{Q}}}:job:{id}:logs"), "line").unwrap();
+        let _: () = raw
+            .hset(format!("emq:{{{Q}}}:job:{id}"), "state", "dead")
+            .unwrap();
+        let _: () = raw
+            .rpush(format!("emq:{{{Q}}}:job:{id}:logs"), "line")
+            .unwrap();
     }
     let (code, out, _) = run(&url, &["purge-dead", Q, "--older-than", "1d", "--yes"]);
     assert_eq!((code, out.trim()), (0, "deleted 0 dead jobs of orders"));
@@ -350,16 +417,25 @@ fn drain_pause_resume_and_enqueue() {
 
     let (code, out, _) = run(&url, &["pause", Q]);
     assert_eq!((code, out.trim()), (0, "paused orders"));
-    let paused: bool = server.raw().hexists(format!("emq:{{{Q}}}:meta"), "paused").unwrap();
+    let paused: bool = server
+        .raw()
+        .hexists(format!("emq:{{{Q}}}:meta"), "paused")
+        .unwrap();
     assert!(paused);
     let (code, out, _) = run(&url, &["resume", Q]);
     assert_eq!((code, out.trim()), (0, "resumed orders"));
-    let paused: bool = server.raw().hexists(format!("emq:{{{Q}}}:meta"), "paused").unwrap();
+    let paused: bool = server
+        .raw()
+        .hexists(format!("emq:{{{Q}}}:meta"), "paused")
+        .unwrap();
     assert!(!paused);
 
     let (code, _, err) = run(&url, &["drain", Q]);
     assert_eq!(code, 1);
-    assert!(err.contains("Delete 3 pending jobs of orders? (1 active jobs are kept)"), "{err}");
+    assert!(
+        err.contains("Delete 3 pending jobs of orders? (1 active jobs are kept)"),
+        "{err}"
+    );
     assert_eq!(zcard(&server, "pending"), 3);
     let (code, out, _) = run(&url, &["drain", Q, "--yes"]);
     assert_eq!((code, out.trim()), (0, "deleted 3 waiting jobs of orders"));
@@ -372,10 +448,16 @@ fn drain_pause_resume_and_enqueue() {
 
     // enqueue: an argument, a file, stdin, a delay, an id (idempotent).
     let v = json(&url, &["enqueue", Q, "hello"]);
-    assert_eq!((&v["state"], &v["duplicate"]), (&Value::from("pending"), &Value::from(false)));
+    assert_eq!(
+        (&v["state"], &v["duplicate"]),
+        (&Value::from("pending"), &Value::from(false))
+    );
     let id = v["id"].as_str().unwrap().to_string();
     assert_eq!(
-        server.raw().hget::<_, _, Vec<u8>>(format!("emq:{{{Q}}}:job:{id}"), "payload").unwrap(),
+        server
+            .raw()
+            .hget::<_, _, Vec<u8>>(format!("emq:{{{Q}}}:job:{id}"), "payload")
+            .unwrap(),
         b"hello"
     );
     let dir = std::env::temp_dir().join(format!("emq-cli-test-{}", std::process::id()));
@@ -384,9 +466,16 @@ fn drain_pause_resume_and_enqueue() {
     std::fs::write(&file, b"\x00\xfffile").unwrap();
     let v = json(&url, &["enqueue", Q, "--file", file.to_str().unwrap()]);
     let fid = v["id"].as_str().unwrap().to_string();
-    let out = emq(&url).args(["job", Q, &fid, "--payload", "raw"]).output().unwrap();
+    let out = emq(&url)
+        .args(["job", Q, &fid, "--payload", "raw"])
+        .output()
+        .unwrap();
     assert_eq!(out.stdout, b"\x00\xfffile");
-    let out = emq(&url).args(["enqueue", Q, "-"]).write_stdin("from stdin").output().unwrap();
+    let out = emq(&url)
+        .args(["enqueue", Q, "-"])
+        .write_stdin("from stdin")
+        .output()
+        .unwrap();
     let sid = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let v = json(&url, &["job", Q, &sid]);
     assert_eq!(v["payload"], "from stdin");
@@ -418,7 +507,10 @@ fn drain_of_more_than_one_batch() {
     }
     let _: () = pipe.query(&mut raw).unwrap();
     let (code, out, _) = run(&url, &["drain", Q, "--yes"]);
-    assert_eq!((code, out.trim()), (0, "deleted 1203 waiting jobs of orders"));
+    assert_eq!(
+        (code, out.trim()),
+        (0, "deleted 1203 waiting jobs of orders")
+    );
     let rows: Vec<String> = raw.keys(format!("emq:{{{Q}}}:job:*")).unwrap();
     assert!(rows.is_empty());
 }
@@ -465,8 +557,12 @@ fn pump_promotes_reaps_trims_and_stops_on_sigterm() {
     let f = fill(&server);
     let mut raw = server.raw();
     // Make the scheduled job due and the active lease lapsed.
-    let _: () = raw.zadd(format!("emq:{{{Q}}}:schedule"), &f.scheduled, 1).unwrap();
-    let _: () = raw.zadd(format!("emq:{{{Q}}}:active"), &f.active, 1).unwrap();
+    let _: () = raw
+        .zadd(format!("emq:{{{Q}}}:schedule"), &f.scheduled, 1)
+        .unwrap();
+    let _: () = raw
+        .zadd(format!("emq:{{{Q}}}:active"), &f.active, 1)
+        .unwrap();
     let pump = spawn_pump(&url, &[Q, "--interval", "50ms", "--dead-max-len", "1"]);
     wait_until(|| zcard(&server, "pending") == 5 && zcard(&server, "dead") == 1);
     assert_eq!(zcard(&server, "schedule"), 0);
@@ -482,7 +578,10 @@ fn pump_promotes_reaps_trims_and_stops_on_sigterm() {
     let out = pump.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("promoted 1, reaped 1, dead trimmed 1"), "{err}");
+    assert!(
+        err.contains("promoted 1, reaped 1, dead trimmed 1"),
+        "{err}"
+    );
     assert!(err.trim_end().ends_with("emq pump: stopped"), "{err}");
 }
 
@@ -565,7 +664,19 @@ fn doctor_passes_on_noeviction_with_aof() {
     for line in out.lines() {
         assert!(line.starts_with("PASS  "), "{out}");
     }
-    for name in ["server", "fence", "bundle", "maxmemory-policy", "persistence", "cluster", "latency", "clock", "queues", "leases", "dead sets"] {
+    for name in [
+        "server",
+        "fence",
+        "bundle",
+        "maxmemory-policy",
+        "persistence",
+        "cluster",
+        "latency",
+        "clock",
+        "queues",
+        "leases",
+        "dead sets",
+    ] {
         assert!(out.contains(&format!("PASS  {name:<16}")), "{name}: {out}");
     }
     assert!(out.contains("Redis ") && out.contains("AOF on"), "{out}");
@@ -579,7 +690,10 @@ fn doctor_warns_on_no_persistence_stuck_leases_and_growing_dead_sets() {
     let server = Server::start();
     let url = server.url();
     fill(&server);
-    let _: () = server.raw().zadd(format!("emq:{{{Q}}}:active"), "JOB0NgWEfAEJfs", 1).unwrap();
+    let _: () = server
+        .raw()
+        .zadd(format!("emq:{{{Q}}}:active"), "JOB0NgWEfAEJfs", 1)
+        .unwrap();
     // Something dead-letters while the doctor samples.
     let url2 = url.clone();
     let killer = std::thread::spawn(move || {
@@ -594,8 +708,17 @@ fn doctor_warns_on_no_persistence_stuck_leases_and_growing_dead_sets() {
     let (code, out, _) = run(&url, &["doctor", "--sample", "1s"]);
     killer.join().unwrap();
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("WARN  persistence       no AOF and no RDB"), "{out}");
-    assert!(out.contains("WARN  leases") && out.contains("orders (1)"), "{out}");
-    assert!(out.contains("WARN  dead sets") && out.contains("orders (+1)"), "{out}");
+    assert!(
+        out.contains("WARN  persistence       no AOF and no RDB"),
+        "{out}"
+    );
+    assert!(
+        out.contains("WARN  leases") && out.contains("orders (1)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("WARN  dead sets") && out.contains("orders (+1)"),
+        "{out}"
+    );
     assert!(!out.contains("FAIL"), "{out}");
 }

@@ -129,7 +129,13 @@ impl Client {
         }
         for (set, state) in sets {
             deleted += self
-                .batched(&scripts::DRAIN, &[set], &keys, &[state.as_bytes()], &mut left)
+                .batched(
+                    &scripts::DRAIN,
+                    &[set],
+                    &keys,
+                    &[state.as_bytes()],
+                    &mut left,
+                )
                 .await?;
         }
         Ok(deleted)
@@ -155,14 +161,22 @@ impl Client {
     /// The dead-set retention the worker's and `emq pump`'s options apply:
     /// delete the oldest dead jobs that are too old or beyond the length
     /// kept. With neither bound set it deletes nothing.
-    pub async fn trim_dead(&self, queue: &str, bound: DeadBound, limit: Option<u64>) -> Result<u64> {
+    pub async fn trim_dead(
+        &self,
+        queue: &str,
+        bound: DeadBound,
+        limit: Option<u64>,
+    ) -> Result<u64> {
         let keys = QueueKeys::new(queue)?;
         let mut left = checked_limit(limit)?;
         if bound.older_than_ms.is_none() && bound.max_len.is_none() {
             return Ok(0);
         }
         let lex = match bound.older_than_ms {
-            Some(age) => format!("({}", id::lex_bound(self.server_now_ms().await?.saturating_sub(age))),
+            Some(age) => format!(
+                "({}",
+                id::lex_bound(self.server_now_ms().await?.saturating_sub(age))
+            ),
             None => "-".to_string(),
         };
         let keep = bound.max_len.map_or("-1".to_string(), |n| n.to_string());

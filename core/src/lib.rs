@@ -24,11 +24,11 @@ mod types;
 pub mod blocking;
 pub mod id;
 pub mod keys;
+pub mod probe;
 #[doc(hidden)]
 pub mod replies;
 pub mod runtime;
 pub mod scripts;
-pub mod probe;
 pub mod server_info;
 pub mod slot;
 pub mod worker;

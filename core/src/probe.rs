@@ -55,7 +55,10 @@ pub async fn probe(url: &str, options: &ConnectOptions) -> Result<ServerProbe> {
     .map_err(|_| {
         Error::new(
             ErrorKind::Timeout,
-            format!("connect did not finish within {:?}", options.connect_timeout),
+            format!(
+                "connect did not finish within {:?}",
+                options.connect_timeout
+            ),
         )
     })?
     .map_err(|e| Error::new(ErrorKind::Connection, format!("cannot connect: {e}")))?;
@@ -87,8 +90,10 @@ pub async fn probe(url: &str, options: &ConnectOptions) -> Result<ServerProbe> {
         .ok()
         .map(|pair| pair.get(1).is_some_and(|v| !v.trim().is_empty()));
 
-    let version_record: Option<String> =
-        redis::cmd("GET").arg(VERSION_KEY).query_async(&mut conn).await?;
+    let version_record: Option<String> = redis::cmd("GET")
+        .arg(VERSION_KEY)
+        .query_async(&mut conn)
+        .await?;
     let recorded: HashMap<String, String> = redis::cmd("HGETALL")
         .arg(BUNDLE_KEY)
         .query_async(&mut conn)

@@ -85,7 +85,8 @@ async fn queues_walks_every_scan_step() {
     let mut raw = server.raw();
     let mut pipe = redis::pipe();
     for n in &names {
-        pipe.hset(format!("emq:{{{n}}}:meta"), "paused", "1").ignore();
+        pipe.hset(format!("emq:{{{n}}}:meta"), "paused", "1")
+            .ignore();
     }
     let _: () = pipe.query(&mut raw).unwrap();
     assert_eq!(client.queues().await.unwrap(), names);
@@ -95,17 +96,16 @@ async fn queues_walks_every_scan_step() {
 async fn inspect_answers_the_row_and_the_sets_holding_the_id() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue_at(Q, b"later", 4_000_000_000_000).await.unwrap();
+    let e = client
+        .enqueue_at(Q, b"later", 4_000_000_000_000)
+        .await
+        .unwrap();
     let view = client.inspect(Q, e.id.as_str()).await.unwrap().unwrap();
     assert_eq!(view.row["state"], b"scheduled");
     assert_eq!(view.row["payload"], b"later");
     assert_eq!(view.sets, vec![(BrowseSet::Schedule, 4_000_000_000_000.0)]);
     let missing = echomq::id::mint_job_id();
-    assert!(client
-        .inspect(Q, missing.as_str())
-        .await
-        .unwrap()
-        .is_none());
+    assert!(client.inspect(Q, missing.as_str()).await.unwrap().is_none());
     assert_eq!(
         client.inspect(Q, "nope").await.unwrap_err().kind(),
         ErrorKind::InvalidId

@@ -145,9 +145,9 @@ pub extern "C" fn emq_worker_options_default() -> emq_worker_options {
         }),
         handler_batch: u32::try_from(d.handler_batch).unwrap_or(u32::MAX),
         dead_max_age_ms: d.dead_max_age_ms.unwrap_or(0),
-        dead_max_len: d.dead_max_len.map_or(EMQ_DEAD_KEEP_ALL, |n| {
-            i64::try_from(n).unwrap_or(i64::MAX)
-        }),
+        dead_max_len: d
+            .dead_max_len
+            .map_or(EMQ_DEAD_KEEP_ALL, |n| i64::try_from(n).unwrap_or(i64::MAX)),
     }
 }
 

@@ -88,7 +88,9 @@ fn parse_future_instant(text: &str) -> Result<u64, String> {
     // A bare duration means "ago" for --since; for --at it would be a
     // mistake, so only absolute forms are accepted here.
     if humantime::parse_duration(text).is_ok() && text.parse::<u64>().is_err() {
-        return Err("--at takes an absolute time (unix ms or RFC 3339); use --in for a delay".into());
+        return Err(
+            "--at takes an absolute time (unix ms or RFC 3339); use --in for a delay".into(),
+        );
     }
     time::parse_instant(text)
 }
@@ -144,16 +146,24 @@ pub async fn requeue(ctx: &Ctx, a: RequeueArgs) -> Result<i32, Fail> {
         );
         return Ok(EXIT_OK);
     }
-    each_id(ctx, &client, &a.queue, &a.ids, "requeued", |c, q, id| async move {
-        match c.requeue_dead(&q, &id).await {
-            // The script answers "not dead" for a missing job too; say which.
-            Err(e) if e.kind() == echomq::ErrorKind::NotDead => match c.inspect(&q, &id).await? {
-                None => Err(echomq::Error::new(echomq::ErrorKind::Gone, "no such job")),
-                Some(_) => Err(e),
-            },
-            other => other,
-        }
-    })
+    each_id(
+        ctx,
+        &client,
+        &a.queue,
+        &a.ids,
+        "requeued",
+        |c, q, id| async move {
+            match c.requeue_dead(&q, &id).await {
+                // The script answers "not dead" for a missing job too; say which.
+                Err(e) if e.kind() == echomq::ErrorKind::NotDead => match c.inspect(&q, &id).await?
+                {
+                    None => Err(echomq::Error::new(echomq::ErrorKind::Gone, "no such job")),
+                    Some(_) => Err(e),
+                },
+                other => other,
+            }
+        },
+    )
     .await
 }
 
@@ -198,7 +208,11 @@ where
     for (id, why) in &refused {
         eprintln!("emq: {id}: {why}");
     }
-    Ok(if refused.is_empty() { EXIT_OK } else { EXIT_INPUT })
+    Ok(if refused.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_INPUT
+    })
 }
 
 /// A per-job refusal (the job's state), as opposed to a deployment failure.
@@ -215,9 +229,14 @@ pub async fn remove(ctx: &Ctx, a: RemoveArgs) -> Result<i32, Fail> {
         &format!("Remove {} job(s) from {}?", a.ids.len(), a.queue),
         a.yes,
     )?;
-    each_id(ctx, &client, &a.queue, &a.ids, "removed", |c, q, id| async move {
-        c.remove(&q, &id).await
-    })
+    each_id(
+        ctx,
+        &client,
+        &a.queue,
+        &a.ids,
+        "removed",
+        |c, q, id| async move { c.remove(&q, &id).await },
+    )
     .await
 }
 
@@ -330,7 +349,10 @@ pub async fn enqueue(ctx: &Ctx, a: EnqueueArgs) -> Result<i32, Fail> {
         "pending"
     };
     let human = if answer.duplicate {
-        format!("{} (duplicate: already enqueued, left untouched)", answer.id)
+        format!(
+            "{} (duplicate: already enqueued, left untouched)",
+            answer.id
+        )
     } else {
         answer.id.to_string()
     };

@@ -62,7 +62,11 @@ const CLOCK_SKEW_MS: i64 = 1_000;
 
 fn server_checks(p: &ServerProbe) -> Vec<Check> {
     let mut checks = Vec::new();
-    let name = if p.server == "valkey" { "Valkey" } else { "Redis" };
+    let name = if p.server == "valkey" {
+        "Valkey"
+    } else {
+        "Redis"
+    };
     checks.push(check(
         "server",
         Status::Pass,
@@ -110,7 +114,11 @@ fn server_checks(p: &ServerProbe) -> Vec<Check> {
             Status::Fail,
             format!("{other} can silently evict jobs: set maxmemory-policy noeviction"),
         ),
-        None => check("maxmemory-policy", Status::Warn, "not reported by the server"),
+        None => check(
+            "maxmemory-policy",
+            Status::Warn,
+            "not reported by the server",
+        ),
     });
     checks.push(match (p.aof_enabled, p.rdb_enabled) {
         (true, _) => check("persistence", Status::Pass, "AOF on"),
@@ -159,7 +167,11 @@ fn server_checks(p: &ServerProbe) -> Vec<Check> {
         format!(
             "server clock is {} ms {} this host's",
             p.clock_offset_ms.abs(),
-            if p.clock_offset_ms >= 0 { "ahead of" } else { "behind" }
+            if p.clock_offset_ms >= 0 {
+                "ahead of"
+            } else {
+                "behind"
+            }
         ),
     ));
     checks

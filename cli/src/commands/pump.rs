@@ -49,9 +49,7 @@ where
 async fn round(client: &Client, queue: &str, retention: DeadBound) -> echomq::Result<[u64; 3]> {
     let promoted = drain_pump(|| client.promote(queue, PUMP_LIMIT)).await?;
     let reaped = drain_pump(|| client.reap(queue, PUMP_LIMIT)).await?;
-    let trimmed = client
-        .trim_dead(queue, retention, Some(PUMP_LIMIT))
-        .await?;
+    let trimmed = client.trim_dead(queue, retention, Some(PUMP_LIMIT)).await?;
     Ok([promoted, reaped, trimmed])
 }
 

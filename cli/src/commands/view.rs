@@ -381,9 +381,10 @@ pub async fn job(ctx: &Ctx, a: JobArgs) -> Result<i32, Fail> {
         .ok_or_else(|| Fail::no_such_job(&a.queue, &a.id))?;
     let payload = view.row.get("payload").cloned().unwrap_or_default();
     let parsed_json = match a.payload {
-        PayloadMode::Json => Some(serde_json::from_slice::<Value>(&payload).map_err(|e| {
-            Fail::input(format!("the payload of {} is not JSON: {e}", a.id))
-        })?),
+        PayloadMode::Json => Some(
+            serde_json::from_slice::<Value>(&payload)
+                .map_err(|e| Fail::input(format!("the payload of {} is not JSON: {e}", a.id)))?,
+        ),
         _ => None,
     };
     if let PayloadMode::Raw = a.payload {
@@ -450,10 +451,16 @@ pub async fn job(ctx: &Ctx, a: JobArgs) -> Result<i32, Fail> {
         ),
     ];
     if let Some(t) = score_in(&view, BrowseSet::Schedule) {
-        lines.push(("run at".into(), format!("{} ({})", time::rfc3339(t), time::relative(t, now))));
+        lines.push((
+            "run at".into(),
+            format!("{} ({})", time::rfc3339(t), time::relative(t, now)),
+        ));
     }
     if let Some(t) = score_in(&view, BrowseSet::Active) {
-        lines.push(("lease ends".into(), format!("{} ({})", time::rfc3339(t), time::relative(t, now))));
+        lines.push((
+            "lease ends".into(),
+            format!("{} ({})", time::rfc3339(t), time::relative(t, now)),
+        ));
     }
     for (name, value) in &view.row {
         if !matches!(name.as_str(), "state" | "payload") {

@@ -36,7 +36,11 @@ impl Screen {
     fn enter() -> std::io::Result<Screen> {
         terminal::enable_raw_mode()?;
         let screen = Screen;
-        execute!(std::io::stdout(), terminal::EnterAlternateScreen, cursor::Hide)?;
+        execute!(
+            std::io::stdout(),
+            terminal::EnterAlternateScreen,
+            cursor::Hide
+        )?;
         Ok(screen)
     }
 
@@ -54,7 +58,11 @@ impl Screen {
 
 impl Drop for Screen {
     fn drop(&mut self) {
-        let _ = execute!(std::io::stdout(), cursor::Show, terminal::LeaveAlternateScreen);
+        let _ = execute!(
+            std::io::stdout(),
+            cursor::Show,
+            terminal::LeaveAlternateScreen
+        );
         let _ = terminal::disable_raw_mode();
     }
 }
@@ -71,7 +79,8 @@ fn quit_pressed(limit: Duration) -> std::io::Result<bool> {
             if k.kind != KeyEventKind::Press {
                 continue;
             }
-            let ctrl_c = k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
+            let ctrl_c =
+                k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
             if ctrl_c || matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) {
                 return Ok(true);
             }
@@ -101,7 +110,9 @@ async fn frame(
             .first()
             .map(|id| time::short(now.saturating_sub(id.minted_at_ms())))
             .unwrap_or_else(|| "-".into());
-        let before = previous.as_ref().and_then(|(at, m)| Some((*at, m.get(&s.queue)?)));
+        let before = previous
+            .as_ref()
+            .and_then(|(at, m)| Some((*at, m.get(&s.queue)?)));
         let (done, failed, fail_pct) = match before {
             Some((at, b)) => {
                 let d = rate(b.completed, s.counts.completed, taken - at);
@@ -140,7 +151,14 @@ async fn frame(
     Ok(title
         + &out::table_text(
             &[
-                "QUEUE", "PENDING", "ACTIVE", "SCHEDULED", "DEAD", "DONE/S", "FAILED/S", "FAIL%",
+                "QUEUE",
+                "PENDING",
+                "ACTIVE",
+                "SCHEDULED",
+                "DEAD",
+                "DONE/S",
+                "FAILED/S",
+                "FAIL%",
                 "OLDEST",
             ],
             &rows,

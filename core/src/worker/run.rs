@@ -528,7 +528,10 @@ async fn pumps(shared: Arc<WorkerShared>) {
             .trim_dead(&shared.queue, retention, Some(PUMP_LIMIT))
             .await
         {
-            log::warn!("echomq worker: dead-set trim on {} failed: {e}", shared.queue);
+            log::warn!(
+                "echomq worker: dead-set trim on {} failed: {e}",
+                shared.queue
+            );
         }
     }
 }
