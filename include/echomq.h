@@ -1645,6 +1645,12 @@ emq_status emq_handler_result_set_message(struct emq_handler_result *result,
 
 /**
  * Every queue of the deployment (SCAN over the key grammar), sorted.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_queues(const struct emq_client *client,
                       struct emq_string_list **out,
@@ -1652,12 +1658,22 @@ emq_status emq_queues(const struct emq_client *client,
 
 /**
  * Release a string list and its strings (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
  */
 void emq_string_list_free(struct emq_string_list *list);
 
 /**
  * Delete up to `limit` (0 = all) waiting jobs, oldest first: pending, then
  * scheduled when `include_scheduled`. Active jobs survive. `*out` = how many.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_drain(const struct emq_client *client,
                      const char *queue,
@@ -1670,6 +1686,12 @@ emq_status emq_drain(const struct emq_client *client,
  * Delete up to `limit` (0 = all) dead jobs, rows and logs, oldest first by
  * mint time; with a non-NULL `older_than_ms`, only those minted longer ago
  * than that before the server's now. `*out` = how many.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_purge_dead(const struct emq_client *client,
                           const char *queue,
@@ -1681,6 +1703,12 @@ emq_status emq_purge_dead(const struct emq_client *client,
 /**
  * Put up to `limit` (0 = all) dead jobs back to pending, oldest first, as
  * `emq_requeue_dead` does. `*out` = how many moved.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
  */
 emq_status emq_requeue_all_dead(const struct emq_client *client,
                                 const char *queue,
