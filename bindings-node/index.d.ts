@@ -225,6 +225,14 @@ export declare class Client {
   isPaused(queue: string): Promise<boolean>
   requeueDead(queue: string, id: string): Promise<void>
   remove(queue: string, id: string): Promise<void>
+  /** Every queue of the deployment (SCAN over the key grammar), sorted. */
+  queues(): Promise<string[]>
+  /** Delete waiting jobs (pending; scheduled too when asked), oldest first; active jobs survive. */
+  drain(queue: string, includeScheduled?: boolean, limit?: number | null): Promise<number>
+  /** Delete dead jobs (rows and logs), oldest first; only those older than `olderThanMs` when given. */
+  purgeDead(queue: string, olderThanMs?: number | null, limit?: number | null): Promise<number>
+  /** Put dead jobs back to pending, oldest first, as `requeueDead` does. */
+  requeueAllDead(queue: string, limit?: number | null): Promise<number>
   bundleMismatches(): Promise<BundleMismatch[]>
   /** Later calls reject with `EMQ_CLOSED`. */
   close(): Promise<void>
@@ -326,6 +334,10 @@ export interface WorkerOptions {
    * their slots free when the whole batch is done). Default 1.
    */
   handlerBatch?: number
+  /** Dead-set retention: the pump deletes dead jobs minted longer ago than this. Default: keep all. */
+  deadMaxAgeMs?: number
+  /** Dead-set retention: the pump keeps at most this many dead jobs (oldest go first). Default: keep all. */
+  deadMaxLen?: number
 }
 
 export interface WorkerStats {

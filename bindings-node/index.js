@@ -120,6 +120,8 @@ const WORKER_OPTIONS = [
   'shutdownGraceMs',
   'prefetch',
   'handlerBatch',
+  'deadMaxAgeMs',
+  'deadMaxLen',
 ]
 
 // Batch verdicts in `Promise.allSettled` shape.
@@ -199,6 +201,18 @@ class Client {
   }
   job(queue, id) {
     return call(() => this[NATIVE].job(queue, id)).then(normalizeJob)
+  }
+  queues() {
+    return call(() => this[NATIVE].queues())
+  }
+  drain(queue, includeScheduled = false, limit = null) {
+    return call(() => this[NATIVE].drain(queue, includeScheduled, limit))
+  }
+  purgeDead(queue, olderThanMs = null, limit = null) {
+    return call(() => this[NATIVE].purgeDead(queue, olderThanMs, limit))
+  }
+  requeueAllDead(queue, limit = null) {
+    return call(() => this[NATIVE].requeueAllDead(queue, limit))
   }
   browse(queue, set, newestFirst = false, limit = undefined, range = null) {
     return call(() => this[NATIVE].browse(queue, set, newestFirst, limit, range))

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The cross-runtime demo: a Python producer feeds one queue; workers in Node,
 # Python and C consume it at the same time through the same Rust core; a C tool
-# reads the queue and proves every order was processed.
+# reads the queue and proves every order was processed, and `emq` (the
+# operator's command, here the console script the Python package installed)
+# closes with the queues' counts.
 #
 #   bash scripts/demo.sh            # throwaway redis-server on a free port
 #   EMQ_URL=redis://host:6379/ bash scripts/demo.sh
@@ -73,3 +75,5 @@ examples/polyglot/summary report "$ORDERS"
 say "queue events seen by redis-cli SUBSCRIBE 'emq:{orders}:events' (at-most-once)"
 grep -o '"event":"[a-z_]*"' "$logs/events.out" | sort | uniq -c || echo "(none)"
 grep -m 3 '^{' "$logs/events.out" || true
+say "summary (emq stats, the operator's command from the Python package)"
+"$(dirname "$PY")/emq" stats orders orders.receipts

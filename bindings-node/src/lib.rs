@@ -10,6 +10,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod admin;
 mod bridge;
 mod client;
 mod convert;
@@ -19,6 +20,7 @@ mod helpers;
 mod observe;
 mod worker;
 
+pub use admin::*;
 pub use client::*;
 pub use defaults::*;
 pub use error::*;

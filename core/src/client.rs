@@ -40,7 +40,7 @@ impl std::fmt::Debug for Client {
     }
 }
 
-fn check_positive(name: &str, value: u64) -> Result<()> {
+pub(crate) fn check_positive(name: &str, value: u64) -> Result<()> {
     if value == 0 {
         return Err(Error::invalid_argument(format!(
             "{name} must be greater than zero"

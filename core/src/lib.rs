@@ -15,6 +15,7 @@
 //! - [`logging`]: the core logs through the `log` crate; a forwarding logger
 //!   for bindings whose language has no `log` bridge (Node, C)
 
+mod admin;
 mod browse_page;
 mod client;
 pub mod defaults;
@@ -31,6 +32,7 @@ pub mod id;
 pub mod keys;
 pub mod logging;
 pub mod metrics;
+pub mod probe;
 #[doc(hidden)]
 pub mod replies;
 pub mod runtime;
@@ -39,6 +41,7 @@ pub mod server_info;
 pub mod slot;
 pub mod worker;
 
+pub use admin::{DeadBound, JobView, BATCH as ADMIN_BATCH};
 pub use browse_page::{BrowseEntry, BrowsePage, MAX_PAGE};
 pub use client::Client;
 pub use error::{panicked, BatchItem, Error, ErrorKind, Result, WriteState};

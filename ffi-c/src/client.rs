@@ -85,7 +85,7 @@ impl emq_connect_options {
 /// # Safety
 /// The pointer arguments are NULL or valid as the exported caller's
 /// `# Safety` section states; the returned borrow must not outlive the call.
-unsafe fn client_arg<'a>(client: *const emq_client) -> FfiResult<&'a blocking::Client> {
+pub(crate) unsafe fn client_arg<'a>(client: *const emq_client) -> FfiResult<&'a blocking::Client> {
     // SAFETY: the handle is NULL or a live one this library returned (`# Safety`).
     Ok(&unsafe { ref_arg(client, "client") }?.inner)
 }

@@ -26,10 +26,13 @@ mod pure;
 mod status;
 mod types;
 mod worker;
+// Last, so the generated header keeps its order and only grows at the end.
+mod admin;
 
 #[cfg(test)]
 mod tests;
 
+pub use admin::*;
 pub use client::*;
 pub use observe::*;
 pub use pure::*;

@@ -164,6 +164,22 @@ class AsyncClient:
         """Prometheus text exposition for ``queues``."""
         return await self._native.metrics_text(list(queues))
 
+    async def queues(self) -> List[str]:
+        return await self._native.queues()
+
+    async def drain(
+        self, queue: str, include_scheduled: bool = False, limit: Optional[int] = None
+    ) -> int:
+        return await self._native.drain(queue, include_scheduled, limit)
+
+    async def purge_dead(
+        self, queue: str, older_than_ms: Optional[int] = None, limit: Optional[int] = None
+    ) -> int:
+        return await self._native.purge_dead(queue, older_than_ms, limit)
+
+    async def requeue_all_dead(self, queue: str, limit: Optional[int] = None) -> int:
+        return await self._native.requeue_all_dead(queue, limit)
+
 
 async def connect_async(
     url: str,

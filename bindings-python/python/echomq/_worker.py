@@ -77,6 +77,8 @@ class Worker:
         shutdown_grace_ms: Optional[int] = None,
         prefetch: Optional[int] = None,
         handler_batch: Optional[int] = None,
+        dead_max_age_ms: Optional[int] = None,
+        dead_max_len: Optional[int] = None,
         handle_signals: bool = True,
         events: Optional[object] = None,
     ) -> None:
@@ -103,6 +105,8 @@ class Worker:
             shutdown_grace_ms=shutdown_grace_ms,
             prefetch=prefetch,
             handler_batch=handler_batch,
+            dead_max_age_ms=dead_max_age_ms,
+            dead_max_len=dead_max_len,
             batched=self._async,
         )
         self._listeners = listeners

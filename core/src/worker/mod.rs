@@ -83,6 +83,12 @@ pub struct WorkerOptions {
     /// handlers), and their slots free when the whole batch is done.
     /// Per-job Rust handlers ignore it.
     pub handler_batch: usize,
+    /// Dead-set retention, applied by the pump: dead jobs minted longer ago
+    /// than this are deleted (rows and logs). Default `None`: keep them all.
+    pub dead_max_age_ms: Option<u64>,
+    /// Dead-set retention, applied by the pump: the oldest dead jobs beyond
+    /// this many are deleted. Default `None`: keep them all.
+    pub dead_max_len: Option<u64>,
 }
 
 impl Default for WorkerOptions {
@@ -99,6 +105,8 @@ impl Default for WorkerOptions {
             shutdown_grace_ms: defaults::SHUTDOWN_GRACE_MS,
             prefetch: None,
             handler_batch: defaults::HANDLER_BATCH,
+            dead_max_age_ms: None,
+            dead_max_len: None,
         }
     }
 }

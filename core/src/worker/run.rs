@@ -21,6 +21,7 @@ use tokio::time::Instant;
 use super::settle::{ids, lock, release, settle, settler, Held, Settlement};
 use super::state::{panic_text, Dispatch, Shared as WorkerShared};
 use super::{HandlerError, Verdict, WorkerEvent};
+use crate::admin::DeadBound;
 use crate::defaults::PUMP_LIMIT;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
@@ -546,6 +547,21 @@ async fn pumps(shared: Arc<WorkerShared>) {
                     }
                 }
             }
+        }
+        let retention = DeadBound {
+            older_than_ms: shared.options.dead_max_age_ms,
+            max_len: shared.options.dead_max_len,
+        };
+        // Bounded per tick, so a huge backlog is trimmed over several ticks.
+        if let Err(e) = shared
+            .client
+            .trim_dead(&shared.queue, retention, Some(PUMP_LIMIT))
+            .await
+        {
+            log::warn!(
+                "echomq worker: dead-set trim on {} failed: {e}",
+                shared.queue
+            );
         }
     }
 }

@@ -60,12 +60,15 @@ _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, toke
 _Static_assert(sizeof(emq_queue_event) == 56 && offsetof(emq_queue_event, field_count) == 40 &&
                    offsetof(emq_queue_event, json) == 48,
                "emq_queue_event");
-_Static_assert(sizeof(emq_worker_options) == 80 && offsetof(emq_worker_options, backoff) == 4 &&
+_Static_assert(sizeof(emq_worker_options) == 96 && offsetof(emq_worker_options, backoff) == 4 &&
                    offsetof(emq_worker_options, lease_ms) == 8 &&
                    offsetof(emq_worker_options, shutdown_grace_ms) == 56 &&
                    offsetof(emq_worker_options, prefetch) == 64 &&
-                   offsetof(emq_worker_options, handler_batch) == 72,
+                   offsetof(emq_worker_options, handler_batch) == 72 &&
+                   offsetof(emq_worker_options, dead_max_age_ms) == 80 &&
+                   offsetof(emq_worker_options, dead_max_len) == 88,
                "emq_worker_options");
+_Static_assert(sizeof(emq_string_list) == 16 && offsetof(emq_string_list, len) == 8, "emq_string_list");
 _Static_assert(sizeof(emq_stats) == 80 && offsetof(emq_stats, in_flight) == 40 &&
                    offsetof(emq_stats, released) == 72,
                "emq_stats");
@@ -1060,6 +1063,59 @@ static void test_worker_events_subscription_wait_for_metrics(void) {
     const char *bad[] = {"bad queue"};
     CHECK(emq_metrics_text(c, bad, 1, &text, &err) == EMQ_ERR_INVALID_QUEUE && text == NULL);
     emq_error_free(err);
+/* The operator verbs: queues, drain, purge_dead (age bound), requeue_all_dead. */
+static void test_operator_verbs(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    if (!c) return;
+    emq_error *err = NULL;
+    const char *q = "t.ops";
+    emq_enqueued receipt;
+    for (int i = 0; i < 3; i++) CHECK(ok(emq_enqueue(c, q, (const uint8_t *)"p", 1, &receipt, &err), err));
+    CHECK(ok(emq_enqueue_in(c, q, (const uint8_t *)"later", 5, 60000, &receipt, &err), err));
+    CHECK(ok(emq_pause(c, "t.ops-empty", &err), err));
+
+    emq_string_list *names = NULL;
+    CHECK(ok(emq_queues(c, &names, &err), err) && names);
+    int seen_ops = 0, seen_empty = 0;
+    for (size_t i = 0; names && i < names->len; i++) {
+        if (strcmp(names->items[i], q) == 0) seen_ops = 1;
+        if (strcmp(names->items[i], "t.ops-empty") == 0) seen_empty = 1;
+    }
+    CHECK(seen_ops && seen_empty);
+    emq_string_list_free(names);
+
+    uint64_t n = 0;
+    CHECK(ok(emq_drain(c, q, false, 2, &n, &err), err) && n == 2);
+    CHECK(ok(emq_drain(c, q, true, 0, &n, &err), err) && n == 2);
+    emq_queue_counts counts;
+    CHECK(ok(emq_counts(c, q, &counts, &err), err) && counts.pending == 0 && counts.scheduled == 0);
+
+    /* two dead jobs, requeue them all, kill them again, purge by age then all */
+    for (int i = 0; i < 2; i++) CHECK(ok(emq_enqueue(c, q, (const uint8_t *)"d", 1, &receipt, &err), err));
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 2; i++) {
+            emq_job *job = NULL;
+            emq_retry_outcome outcome = -1;
+            CHECK(ok(emq_claim(c, q, 30000, &job, &err), err) && job);
+            if (!job) return;
+            CHECK(ok(emq_retry(c, q, job->id, job->token, 0, 1, "x", &outcome, &err), err));
+            CHECK(outcome == EMQ_RETRY_DEAD);
+            emq_job_free(job);
+        }
+        if (round == 0) {
+            CHECK(ok(emq_requeue_all_dead(c, q, 0, &n, &err), err) && n == 2);
+        }
+    }
+    uint64_t day = 86400000;
+    CHECK(ok(emq_purge_dead(c, q, &day, 0, &n, &err), err) && n == 0);
+    CHECK(ok(emq_purge_dead(c, q, NULL, 0, &n, &err), err) && n == 2);
+    CHECK(emq_drain(c, "bad queue", false, 0, &n, &err) == EMQ_ERR_INVALID_QUEUE);
+    emq_error_free(err);
+    CHECK(emq_queues(c, NULL, NULL) == EMQ_ERR_NULL_POINTER);
+
+    emq_worker_options wo = emq_worker_options_default();
+    CHECK(wo.dead_max_age_ms == 0 && wo.dead_max_len == EMQ_DEAD_KEEP_ALL);
     emq_client_free(c);
 }
 
@@ -1072,6 +1128,7 @@ int main(int argc, char **argv) {
     g_self = argv[0];
     if (argc > 1 && strcmp(argv[1], "child-worker") == 0) return child_worker();
     run_test("pure helpers", test_pure_helpers);
+    run_test("queues, drain, purge_dead, requeue_all_dead", test_operator_verbs);
     run_test("enqueue, claim, complete (row gone)", test_enqueue_claim_complete);
     run_test("stale token -> EMQ_ERR_STALE, row intact", test_stale_token_keeps_row);
     run_test("version fence -> EMQ_ERR_VERSION_FENCE with found", test_version_fence);
