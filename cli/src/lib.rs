@@ -36,8 +36,8 @@ pub struct Cli {
 }
 
 /// One variant per command; each maps to one function in `commands/`.
-/// (A command that needs another crate — `metrics`, `upgrade`, `dashboard`
-/// — is one more variant and one more match arm.)
+/// (A command that needs another crate, like `dashboard`, is one more
+/// variant and one more match arm.)
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Every queue of the deployment, with depths and the paused flag.
@@ -70,6 +70,10 @@ pub enum Command {
     Pump(commands::pump::PumpArgs),
     /// Check a deployment: PASS/WARN/FAIL per line; exit 0, 1 or 2.
     Doctor(commands::doctor::DoctorArgs),
+    /// Serve the Prometheus text of the queues on /metrics.
+    Metrics(commands::serve::MetricsArgs),
+    /// Serve the web dashboard (docs/DASHBOARD.md).
+    Dashboard(commands::serve::DashboardArgs),
 }
 
 /// The text of `emq --version`: the package and the wire version.

@@ -11,6 +11,7 @@ use crate::{Cli, Command};
 pub mod change;
 pub mod doctor;
 pub mod pump;
+pub mod serve;
 pub mod view;
 pub mod watch;
 
@@ -83,5 +84,7 @@ pub async fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Enqueue(a) => change::enqueue(&ctx, a).await,
         Command::Pump(a) => pump::pump(&ctx, a).await,
         Command::Doctor(a) => doctor::doctor(&ctx, a).await,
+        Command::Metrics(a) => serve::metrics(&ctx, a).await,
+        Command::Dashboard(a) => serve::dashboard(&ctx, a).await,
     }
 }
