@@ -722,3 +722,94 @@ fn doctor_warns_on_no_persistence_stuck_leases_and_growing_dead_sets() {
     );
     assert!(!out.contains("FAIL"), "{out}");
 }
+
+/// Start `emq ARGS…` serving HTTP; answer the child and the address its
+/// first stdout line names (`… http://ADDR/…`).
+fn spawn_server(url: &str, args: &[&str]) -> (Child, String) {
+    use std::io::BufRead;
+    let mut child = Proc::new(assert_cmd::cargo::cargo_bin("emq"))
+        .env("EMQ_URL", url)
+        .env_remove("EMQ_DASHBOARD_TOKEN")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    (child, addr)
+}
+
+/// A plain HTTP/1.0 GET: the status code and the body.
+fn http_get(addr: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or("");
+    (status, body.to_string())
+}
+
+fn stop(child: Child) {
+    let status = Proc::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn metrics_serves_prometheus_text_equal_to_the_sets() {
+    let server = Server::start();
+    let url = server.url();
+    fill(&server);
+    let (child, addr) = spawn_server(&url, &["metrics", "--listen", "127.0.0.1:0"]);
+    let (status, body) = http_get(&addr, "/metrics");
+    assert_eq!(status, 200, "{body}");
+    for (metric, set) in [
+        ("echomq_pending_jobs", "pending"),
+        ("echomq_active_jobs", "active"),
+        ("echomq_scheduled_jobs", "schedule"),
+        ("echomq_dead_jobs", "dead"),
+    ] {
+        let line = format!("{metric}{{queue=\"{Q}\"}} {}", zcard(&server, set));
+        assert!(body.lines().any(|l| l == line), "{line} not in\n{body}");
+    }
+    let (status, _) = http_get(&addr, "/nothing-here");
+    assert_eq!(status, 404);
+    stop(child);
+}
+
+#[test]
+fn dashboard_serves_the_page_and_every_queue_when_none_is_named() {
+    let server = Server::start();
+    let url = server.url();
+    fill(&server);
+    let (child, addr) = spawn_server(&url, &["dashboard", "--listen", "127.0.0.1:0"]);
+    let (status, page) = http_get(&addr, "/");
+    assert_eq!(status, 200);
+    assert!(page.contains("<html"), "{page}");
+    let (status, overview) = http_get(&addr, "/api/overview");
+    assert_eq!(status, 200);
+    assert!(overview.contains(&format!("\"{Q}\"")), "{overview}");
+    stop(child);
+    // A public address without a token is refused before anything listens.
+    let (code, _, err) = run(&url, &["dashboard", "--listen", "0.0.0.0:0", Q]);
+    assert_eq!(code, 1);
+    assert_one_line_error(&err);
+}

@@ -77,7 +77,11 @@ async fn scrape(State(exporter): State<Arc<Exporter>>) -> Response {
 }
 
 fn unavailable(e: echomq::Error) -> Response {
-    (StatusCode::SERVICE_UNAVAILABLE, format!("emq metrics: {e}\n")).into_response()
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("emq metrics: {e}\n"),
+    )
+        .into_response()
 }
 
 #[derive(Debug, Args)]
