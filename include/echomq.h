@@ -75,6 +75,11 @@
 #define EMQ_ID_BUF 15
 
 /**
+ * `emq_worker_options.dead_max_len`: no length bound.
+ */
+#define EMQ_DEAD_KEEP_ALL -1
+
+/**
  * `emq_worker_options.prefetch`: as many as `concurrency`.
  */
 #define EMQ_PREFETCH_CONCURRENCY -1
@@ -627,6 +632,16 @@ typedef struct emq_worker_options {
      * Default 1.
      */
     uint32_t handler_batch;
+    /**
+     * Dead-set retention by age: the pump deletes dead jobs minted longer
+     * ago than this. 0 (the default) keeps them.
+     */
+    uint64_t dead_max_age_ms;
+    /**
+     * Dead-set retention by length: the pump keeps at most this many dead
+     * jobs (the oldest go first). `EMQ_DEAD_KEEP_ALL` (-1, the default) keeps all.
+     */
+    int64_t dead_max_len;
 } emq_worker_options;
 
 /**
@@ -675,6 +690,15 @@ typedef struct emq_stats {
      */
     uint64_t released;
 } emq_stats;
+
+/**
+ * Queue names from `emq_queues`; release with `emq_string_list_free`
+ * (`items` is NULL when `len` is 0).
+ */
+typedef struct emq_string_list {
+    char **items;
+    size_t len;
+} emq_string_list;
 
 /**
  * No records at all (as `min_level`).
@@ -1917,6 +1941,79 @@ void emq_worker_free(struct emq_worker *worker);
 emq_status emq_handler_result_set_message(struct emq_handler_result *result,
                                           const char *message,
                                           struct emq_error **err);
+
+/**
+ * Every queue of the deployment (SCAN over the key grammar), sorted.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_queues(const struct emq_client *client,
+                      struct emq_string_list **out,
+                      struct emq_error **err);
+
+/**
+ * Release a string list and its strings (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
+ */
+void emq_string_list_free(struct emq_string_list *list);
+
+/**
+ * Delete up to `limit` (0 = all) waiting jobs, oldest first: pending, then
+ * scheduled when `include_scheduled`. Active jobs survive. `*out` = how many.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_drain(const struct emq_client *client,
+                     const char *queue,
+                     bool include_scheduled,
+                     uint64_t limit,
+                     uint64_t *out,
+                     struct emq_error **err);
+
+/**
+ * Delete up to `limit` (0 = all) dead jobs, rows and logs, oldest first by
+ * mint time; with a non-NULL `older_than_ms`, only those minted longer ago
+ * than that before the server's now. `*out` = how many.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_purge_dead(const struct emq_client *client,
+                          const char *queue,
+                          const uint64_t *older_than_ms,
+                          uint64_t limit,
+                          uint64_t *out,
+                          struct emq_error **err);
+
+/**
+ * Put up to `limit` (0 = all) dead jobs back to pending, oldest first, as
+ * `emq_requeue_dead` does. `*out` = how many moved.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_requeue_all_dead(const struct emq_client *client,
+                                const char *queue,
+                                uint64_t limit,
+                                uint64_t *out,
+                                struct emq_error **err);
 
 #ifdef __cplusplus
 }  // extern "C"
