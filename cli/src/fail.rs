@@ -7,6 +7,10 @@
 
 use echomq::{Error, ErrorKind};
 
+/// The URL with its password replaced by `***` (`redis://user:***@host/`):
+/// the core's redaction, so `emq` and every binding hide the same parts.
+pub use echomq::redact::redact_url;
+
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_INPUT: i32 = 1;
 pub const EXIT_DEPLOYMENT: i32 = 2;
@@ -99,14 +103,6 @@ pub fn usage(e: clap::Error) -> i32 {
             eprintln!("emq: {first} (see emq --help)");
             EXIT_INPUT
         }
-    }
-}
-
-/// The URL with its password replaced by `***` (`redis://user:***@host/`).
-pub fn redact_url(url: &str) -> String {
-    match password_span(url) {
-        Some((start, end)) => format!("{}***{}", &url[..start], &url[end..]),
-        None => url.to_string(),
     }
 }
 
