@@ -1063,6 +1063,9 @@ static void test_worker_events_subscription_wait_for_metrics(void) {
     const char *bad[] = {"bad queue"};
     CHECK(emq_metrics_text(c, bad, 1, &text, &err) == EMQ_ERR_INVALID_QUEUE && text == NULL);
     emq_error_free(err);
+    emq_client_free(c);
+}
+
 /* The operator verbs: queues, drain, purge_dead (age bound), requeue_all_dead. */
 static void test_operator_verbs(void) {
     emq_client *c = connect_or_null();
