@@ -804,9 +804,12 @@ fn dashboard_serves_the_page_and_every_queue_when_none_is_named() {
     let (status, page) = http_get(&addr, "/");
     assert_eq!(status, 200);
     assert!(page.contains("<html"), "{page}");
-    let (status, overview) = http_get(&addr, "/api/overview");
-    assert_eq!(status, 200);
-    assert!(overview.contains(&format!("\"{Q}\"")), "{overview}");
+    // The overview fills in after the dashboard's first sample.
+    let named = format!("\"{Q}\"");
+    wait_until(|| {
+        let (status, overview) = http_get(&addr, "/api/overview");
+        status == 200 && overview.contains(&named)
+    });
     stop(child);
     // A public address without a token is refused before anything listens.
     let (code, _, err) = run(&url, &["dashboard", "--listen", "0.0.0.0:0", Q]);
