@@ -45,7 +45,7 @@ if (dev.version !== args.version) {
   throw new Error(`bindings-node/package.json says ${dev.version}; the workspace version is ${args.version} (docs/INSTALL.md)`)
 }
 const main = join(args.stage, 'echomq')
-for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'native.js', 'scripts/install.js', 'README.md']) {
+for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'native.js', 'scripts/install.js', 'bin/emq.js', 'README.md']) {
   copy(join(NODE, f), join(main, f))
 }
 for (const f of LICENSES) copy(join(ROOT, f), join(main, f))
@@ -54,10 +54,13 @@ for (const f of LICENSES) copy(join(ROOT, f), join(main, f))
 const rust = join(main, 'rust')
 for (const f of ['Cargo.toml', 'src', 'lua']) copy(join(ROOT, 'core', f), join(rust, 'core', f))
 for (const f of ['Cargo.toml', 'build.rs', 'src']) copy(join(NODE, f), join(rust, 'bindings-node', f))
+// The addon carries the `emq` command, so the CLI and the dashboard it serves come along.
+for (const f of ['Cargo.toml', 'src']) copy(join(ROOT, 'cli', f), join(rust, 'cli', f))
+for (const f of ['Cargo.toml', 'src', 'assets']) copy(join(ROOT, 'dashboard', f), join(rust, 'dashboard', f))
 copy(join(ROOT, 'Cargo.lock'), join(rust, 'Cargo.lock'))
 const workspace = readFileSync(join(ROOT, 'Cargo.toml'), 'utf8').replace(
   /^members\s*=\s*\[[^\]]*\]/m,
-  'members = ["core", "bindings-node"]'
+  'members = ["core", "cli", "dashboard", "bindings-node"]'
 )
 writeFileSync(join(rust, 'Cargo.toml'), workspace)
 
@@ -71,9 +74,12 @@ writeJson(join(main, 'package.json'), {
     'index.d.ts',
     'native.js',
     'scripts/install.js',
+    'bin/emq.js',
     'rust/Cargo.toml',
     'rust/Cargo.lock',
     'rust/core/',
+    'rust/cli/',
+    'rust/dashboard/',
     'rust/bindings-node/',
     ...LICENSES,
   ],

@@ -123,13 +123,18 @@ members() {
   cargo metadata --no-deps --offline --format-version 1 --manifest-path "$1/Cargo.toml" \
     | python3 -c 'import json, sys; print(" ".join(sorted(p["name"] for p in json.load(sys.stdin)["packages"])))'
 }
-expect "sdist crates" "$(members "$work/src/echomq-$VERSION")" "echomq echomq-python"
-expect "npm main package rust/ crates" "$(members "$work/src/package/rust")" "echomq echomq-node"
+# The bindings carry the `emq` command, so the CLI and the dashboard crates come along.
+expect "sdist crates" "$(members "$work/src/echomq-$VERSION")" \
+  "echomq echomq-cli echomq-dashboard echomq-python"
+expect "npm main package rust/ crates" "$(members "$work/src/package/rust")" \
+  "echomq echomq-cli echomq-dashboard echomq-node"
 
-# The `emq` command (the CLI of issue #14: a console script in the wheel, a
-# `bin` of the npm package) joins this list with `emq --version` once it is in
-# the workspace; it is not yet.
+# `emq --version` names the package version and the wire: the console script
+# of the wheel and the `bin` of the npm package are the same Rust program.
+EMQ_VERSION_LINE="emq $VERSION (wire $(norust "$work/venv/bin/python" -c 'import echomq; print(echomq.PROTOCOL_VERSION)'))"
 say "dist test: one version everywhere ($VERSION)"
+expect "emq --version (wheel)" "$(norust "$work/venv/bin/emq" --version)" "$EMQ_VERSION_LINE"
+expect "npx emq --version (npm)" "$(cd "$app" && norust ./node_modules/.bin/emq --version)" "$EMQ_VERSION_LINE"
 expect "wheel file name" "$(basename "$WHEEL" | cut -d- -f2)" "$VERSION"
 expect "python" "$py_out" "module=$VERSION dist=$VERSION"
 expect "npm main + platform" "$node_out" "main=$VERSION platform=$VERSION"

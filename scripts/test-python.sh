@@ -11,7 +11,7 @@ ensure_redis
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-PY=$(bash scripts/python-env.sh --venv "$work/venv" pytest pytest-timeout redis mypy)
+PY=$(bash scripts/python-env.sh --venv "$work/venv" pytest pytest-timeout redis mypy prometheus_client)
 
 say "python: mypy --strict (examples, the installed package and its stubs)"
 "$PY" -m mypy --strict --cache-dir "$work/mypy" examples/python

@@ -30,7 +30,7 @@ bash scripts/dist.sh
 EMQ_WHEEL=$(ls "$ROOT"/dist/echomq-"$(workspace_version)"-cp39-abi3-*manylinux2014_x86_64*.whl)
 export EMQ_WHEEL
 
-for suite in c python node dashboard bench-smoke dist; do
+for suite in c python cli node dashboard bench-smoke dist; do
   if [ -f "scripts/test-$suite.sh" ]; then
     say "$suite"
     bash "scripts/test-$suite.sh"

@@ -10,6 +10,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod admin;
 mod bridge;
 mod client;
 mod convert;
@@ -17,11 +18,14 @@ mod defaults;
 mod error;
 mod features;
 mod helpers;
+mod observe;
 mod worker;
 
+pub use admin::*;
 pub use client::*;
 pub use defaults::*;
 pub use error::*;
 pub use features::*;
 pub use helpers::*;
+pub use observe::*;
 pub use worker::*;

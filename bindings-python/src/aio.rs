@@ -137,7 +137,8 @@ fn flag(py: Python<'_>, b: bool) -> PyResult<Bound<'_, PyAny>> {
 
 #[pyfunction]
 #[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
-    response_timeout_ms=None, max_payload=None, strict_bundle=false, wire_version=None))]
+    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
+    wire_version=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect_async<'py>(
     py: Python<'py>,
@@ -148,6 +149,7 @@ pub fn connect_async<'py>(
     response_timeout_ms: Option<Bound<'py, PyAny>>,
     max_payload: Option<Bound<'py, PyAny>>,
     strict_bundle: bool,
+    publish_events: bool,
     wire_version: Option<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let options = connect_options(
@@ -157,6 +159,7 @@ pub fn connect_async<'py>(
         response_timeout_ms.as_ref(),
         max_payload.as_ref(),
         strict_bundle,
+        publish_events,
         wire_version.as_deref(),
     )?;
     future_into_py(

@@ -56,7 +56,8 @@ pub fn browse_args(
 
 #[pyfunction]
 #[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
-    response_timeout_ms=None, max_payload=None, strict_bundle=false, wire_version=None))]
+    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
+    wire_version=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -67,6 +68,7 @@ pub fn connect(
     response_timeout_ms: Option<Bound<'_, PyAny>>,
     max_payload: Option<Bound<'_, PyAny>>,
     strict_bundle: bool,
+    publish_events: bool,
     wire_version: Option<String>,
 ) -> PyResult<Client> {
     let options = connect_options(
@@ -76,6 +78,7 @@ pub fn connect(
         response_timeout_ms.as_ref(),
         max_payload.as_ref(),
         strict_bundle,
+        publish_events,
         wire_version.as_deref(),
     )?;
     let inner = py

@@ -4,6 +4,7 @@
 
 use pyo3::prelude::*;
 
+mod admin;
 mod aio;
 mod client;
 mod defaults;
@@ -11,6 +12,7 @@ mod errors;
 mod helpers;
 mod interp;
 mod limits;
+mod observe;
 mod stall;
 mod types;
 mod worker;
@@ -28,7 +30,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::WorkerStats>()?;
     m.add_class::<types::ParsedId>()?;
     m.add_class::<types::KeyClass>()?;
+    m.add_class::<observe::WorkerEvent>()?;
+    m.add_class::<observe::QueueEvent>()?;
+    m.add_class::<observe::Settled>()?;
+    m.add_class::<observe::Subscription>()?;
     m.add_class::<stall::Reaped>()?;
+    observe::install_logging(m.py())?;
     m.add_function(wrap_pyfunction!(client::connect, m)?)?;
     m.add_function(wrap_pyfunction!(aio::connect_async, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::mint_job_id, m)?)?;
@@ -44,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
     m.add_function(wrap_pyfunction!(defaults::defaults, m)?)?;
     m.add_function(wrap_pyfunction!(aio::_panic_in_core_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(admin::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(interp::_at_exit, m)?)?;
     m.py()
         .import("atexit")?

@@ -67,6 +67,14 @@ pub static REQUEUE_DEAD: Script =
     Script::new("requeue_dead", include_str!("../lua/requeue_dead.lua"));
 pub static REMOVE: Script = Script::new("remove", include_str!("../lua/remove.lua"));
 pub static RELEASE: Script = Script::new("release", include_str!("../lua/release.lua"));
+pub static PUBLISH: Script = Script::new("publish", include_str!("../lua/publish.lua"));
+
+pub static DRAIN: Script = Script::new("drain", include_str!("../lua/drain.lua"));
+pub static PURGE_DEAD: Script = Script::new("purge_dead", include_str!("../lua/purge_dead.lua"));
+pub static REQUEUE_DEAD_MANY: Script = Script::new(
+    "requeue_dead_many",
+    include_str!("../lua/requeue_dead_many.lua"),
+);
 
 // echomq:2.1.0 registrations. New behaviour lives in new scripts, never in a
 // changed 2.0.0 body: a changed body would change its SHA in `{emq}:bundle`
@@ -112,6 +120,10 @@ pub fn all() -> Vec<&'static Script> {
         &REQUEUE_DEAD,
         &REMOVE,
         &RELEASE,
+        &PUBLISH,
+        &DRAIN,
+        &PURGE_DEAD,
+        &REQUEUE_DEAD_MANY,
         &REAP_STALLED,
         &CLAIM_GUARDED,
         &RATE_LIMIT,
@@ -169,9 +181,12 @@ mod tests {
     }
 
     #[test]
-    fn a_2_0_0_client_records_exactly_the_twelve_2_0_0_scripts() {
+    fn a_2_0_0_client_records_exactly_the_sixteen_2_0_0_scripts() {
+        // The twelve seed scripts plus the additive `publish` (#12) and the
+        // operator scripts `drain`, `purge_dead`, `requeue_dead_many` (#14),
+        // which main's 2.0.0 runtimes already record.
         let old = for_version(WireVersion::V2_0_0);
-        assert_eq!(old.len(), 12);
+        assert_eq!(old.len(), 16);
         assert!(old.iter().all(|s| s.since == WireVersion::V2_0_0));
         assert!(for_version(WireVersion::V2_1_0).len() > old.len());
         assert_ne!(

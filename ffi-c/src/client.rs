@@ -38,13 +38,16 @@ pub struct emq_connect_options {
     pub response_timeout_ms: u64,
     /// Largest payload accepted before the wire, in bytes. Default 16 MiB.
     pub max_payload: u64,
+    /// Publish queue events on `emq:{q}:events` after each transition. Default true.
+    pub publish_events: bool,
     /// The wire version to speak and fence: `"echomq:2.1.0"` or
     /// `"echomq:2.0.0"` (2.1.0 verbs then fail `EMQ_ERR_UNSUPPORTED`).
     /// NULL (default) = the newest.
     pub wire_version: *const c_char,
 }
 
-/// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not strict).
+/// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not
+/// strict, events published).
 #[no_mangle]
 pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
     let d = ConnectOptions::default();
@@ -55,6 +58,7 @@ pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
         connect_timeout_ms: d.connect_timeout.as_millis() as u64,
         response_timeout_ms: d.response_timeout.map_or(0, |t| t.as_millis() as u64),
         max_payload: d.max_payload as u64,
+        publish_events: d.publish_events,
         wire_version: std::ptr::null(),
     }
 }
@@ -78,6 +82,7 @@ impl emq_connect_options {
             response_timeout: emq_core::defaults::timeout_from_ms(self.response_timeout_ms),
             max_payload: usize::try_from(self.max_payload).unwrap_or(usize::MAX),
             strict_bundle: self.strict_bundle,
+            publish_events: self.publish_events,
             // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
             wire_version: match unsafe { opt_str_arg(self.wire_version, "options.wire_version") }? {
                 Some(v) => emq_core::WireVersion::parse(v)?,
@@ -164,6 +169,8 @@ pub unsafe extern "C" fn emq_connect(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
+        // Warnings and errors reach stderr unless `emq_set_log_handler` says otherwise.
+        emq_core::logging::install_forwarding();
         // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
         let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();

@@ -22,16 +22,21 @@
 mod client;
 mod features;
 mod guard;
+mod observe;
 mod pure;
 mod status;
 mod types;
 mod worker;
+// Last, so the generated header keeps its order and only grows at the end.
+mod admin;
 
 #[cfg(test)]
 mod tests;
 
+pub use admin::*;
 pub use client::*;
 pub use features::*;
+pub use observe::*;
 pub use pure::*;
 pub use status::*;
 pub use types::*;

@@ -13,6 +13,10 @@ struct Args {
     concurrency: usize,
     rate: f64,
     payload_size: usize,
+    /// `--events off`: connect with `publish_events: false`.
+    events: bool,
+    /// `--listeners on`: a no-op worker event listener.
+    listeners: bool,
 }
 
 fn parse_args() -> Args {
@@ -28,6 +32,8 @@ fn parse_args() -> Args {
         concurrency: 50,
         rate: 2_000.0,
         payload_size: 100,
+        events: true,
+        listeners: false,
     };
     while let Some(flag) = it.next() {
         let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
@@ -38,6 +44,8 @@ fn parse_args() -> Args {
             "--concurrency" => a.concurrency = value.parse().expect("--concurrency"),
             "--rate" => a.rate = value.parse().expect("--rate"),
             "--payload-size" => a.payload_size = value.parse().expect("--payload-size"),
+            "--events" => a.events = value == "on",
+            "--listeners" => a.listeners = value == "on",
             other => panic!("unknown flag {other}"),
         }
     }
@@ -126,7 +134,7 @@ fn bench_worker(
         idle_max_ms: 5,
         ..WorkerOptions::default()
     };
-    Worker::new(client.clone(), &a.queue, options, move |job| {
+    let worker = Worker::new(client.clone(), &a.queue, options, move |job| {
         let latencies = latencies.clone();
         async move {
             if let Some(l) = latencies {
@@ -136,7 +144,15 @@ fn bench_worker(
             Ok(())
         }
     })
-    .expect("worker")
+    .expect("worker");
+    if a.listeners {
+        worker
+            .on_event(|e| {
+                std::hint::black_box(e);
+            })
+            .expect("listener");
+    }
+    worker
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -145,6 +161,7 @@ async fn main() {
     // EMQ_WIRE_VERSION=echomq:2.0.0 runs the 2.0.0 scripts (the before/after
     // check of the 2.1.0 claim); default: the newest.
     let options = ConnectOptions {
+        publish_events: a.events,
         wire_version: std::env::var("EMQ_WIRE_VERSION")
             .map(|v| WireVersion::parse(&v).expect("EMQ_WIRE_VERSION"))
             .unwrap_or(WireVersion::NEWEST),

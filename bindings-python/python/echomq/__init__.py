@@ -5,6 +5,10 @@
     client.enqueue("emails", b"hello")
 
 See docs/PYTHON.md for the asyncio client, the worker and the error classes.
+
+Core log records go to the standard ``logging`` module under the logger
+``echomq`` (children such as ``echomq.worker.run``): a warning shows on stderr
+like any other, and ``logging.getLogger("echomq").setLevel(...)`` controls them.
 """
 
 from __future__ import annotations
@@ -44,7 +48,11 @@ from ._native import (
     JobInfo,
     KeyClass,
     ParsedId,
+    QueueEvent,
     Reaped,
+    Settled,
+    Subscription,
+    WorkerEvent,
     WorkerStats,
     __version__,
     classify,
@@ -62,7 +70,7 @@ from ._native import (
     slot,
 )
 from ._aio import AsyncClient, connect_async
-from ._worker import Handler, Worker
+from ._worker import WORKER_EVENTS, Handler, Worker
 
 __all__ = [
     "AsyncClient",
@@ -93,15 +101,20 @@ __all__ = [
     "PROTOCOL_VERSION",
     "ParsedId",
     "ProtocolError",
+    "QueueEvent",
     "RateLimitedError",
     "Reaped",
     "ServerError",
+    "Settled",
+    "Subscription",
     "StaleTokenError",
     "TimeoutError",
     "Unrecoverable",
     "UnsupportedError",
     "VersionFenceError",
+    "WORKER_EVENTS",
     "Worker",
+    "WorkerEvent",
     "WorkerStats",
     "__version__",
     "classify",
