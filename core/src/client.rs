@@ -82,12 +82,18 @@ impl Client {
 
     /// Queue events for `keys`' queue, published once the batch is sent;
     /// `None` when this client does not publish.
-    fn events(&self, keys: &QueueKeys) -> Option<Batch<'_>> {
+    pub(crate) fn events(&self, keys: &QueueKeys) -> Option<Batch<'_>> {
         self.events.batch(&keys.base)
     }
 
     /// Publish one event right away (when this client publishes).
-    fn publish(&self, keys: &QueueKeys, event: &str, job: &str, fields: &[(&str, &str)]) {
+    pub(crate) fn publish(
+        &self,
+        keys: &QueueKeys,
+        event: &str,
+        job: &str,
+        fields: &[(&str, &str)],
+    ) {
         if let Some(mut batch) = self.events(keys) {
             batch.add(event, job, fields);
             batch.send();
@@ -397,8 +403,14 @@ impl Client {
             )
             .await?;
         let jobs = replies::claimed(answer)?;
-        if let Some(mut events) = self.events(&keys) {
-            for job in &jobs {
+        self.publish_active(&keys, &jobs);
+        Ok(jobs)
+    }
+
+    /// `active` for each job a claim handed out (either claim script).
+    pub(crate) fn publish_active(&self, keys: &QueueKeys, jobs: &[Job]) {
+        if let Some(mut events) = self.events(keys) {
+            for job in jobs {
                 events.add(
                     "active",
                     job.id.as_str(),
@@ -407,7 +419,6 @@ impl Client {
             }
             events.send();
         }
-        Ok(jobs)
     }
 
     fn complete_call(keys: &QueueKeys, id: &BrandedId, token: u64) -> (Vec<String>, Vec<Vec<u8>>) {

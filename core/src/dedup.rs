@@ -79,10 +79,11 @@ impl Client {
                 .await?;
             match replies::deduped(answer)? {
                 (true, _) => {
+                    self.publish(&keys, "added", id.as_str(), &[]);
                     return Ok(Enqueued {
                         id,
                         duplicate: false,
-                    })
+                    });
                 }
                 // The freshly minted id already had a row: a node-id collision, re-mint.
                 (false, holder) if holder == id => continue,

@@ -50,7 +50,11 @@ impl Client {
                 ],
             )
             .await?;
-        replies::claimed(answer)
+        let jobs = replies::claimed(answer)?;
+        // Jobs this claim dead-lettered at the attempts cap are not in the
+        // answer (it keeps `claim`'s shape), so they publish no `dead`.
+        self.publish_active(&keys, &jobs);
+        Ok(jobs)
     }
 
     /// The worker's claim: `claim_many`, plus at wire 2.1.0 the attempts cap
