@@ -105,7 +105,7 @@ fn version_names_the_package_and_the_wire() {
     assert_eq!(code, 0);
     assert_eq!(
         out.trim(),
-        format!("emq {} (wire echomq:2.0.0)", env!("CARGO_PKG_VERSION"))
+        format!("emq {} (wire echomq:2.1.0)", env!("CARGO_PKG_VERSION"))
     );
 }
 
