@@ -52,7 +52,26 @@ impl Client {
                 ],
             )
             .await?;
-        replies::reaped(answer)
+        let reaped = replies::reaped(answer)?;
+        self.publish_reaped(&keys, &reaped);
+        Ok(reaped)
+    }
+
+    /// The queue events of a reap, once its answer proves them
+    /// (PROTOCOL-DECISIONS 12.6): `stalled` for each job returned to pending,
+    /// `dead` with `error` = `stalled` for each one the cap dead-lettered.
+    /// The worker's reap pump and `emq pump` both reap through here.
+    fn publish_reaped(&self, keys: &QueueKeys, reaped: &Reaped) {
+        let Some(mut events) = self.events(keys) else {
+            return;
+        };
+        for id in &reaped.recovered {
+            events.add("stalled", id.as_str(), &[]);
+        }
+        for id in &reaped.dead {
+            events.add("dead", id.as_str(), &[("error", "stalled")]);
+        }
+        events.send();
     }
 }
 
