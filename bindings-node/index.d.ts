@@ -29,6 +29,7 @@ export declare const ErrorCode: {
   readonly RATE_LIMITED: 'EMQRATE'
   readonly PARTIAL_BATCH: 'EMQ_PARTIAL_BATCH'
   readonly INTERNAL: 'EMQ_INTERNAL'
+  readonly JOB_DEAD: 'EMQ_JOB_DEAD'
 }
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
@@ -76,7 +77,14 @@ export declare class EchoMQError extends Error {
   constructor(
     message: string,
     code: ErrorCode,
-    details?: { found?: string; word?: string; items?: BatchItem[]; retryAfterMs?: number; cause?: unknown }
+    details?: {
+      found?: string
+      word?: string
+      items?: BatchItem[]
+      retryAfterMs?: number
+      lastError?: string | null
+      cause?: unknown
+    }
   )
   readonly name: 'EchoMQError'
   readonly code: ErrorCode
@@ -93,6 +101,8 @@ export declare class EchoMQError extends Error {
   readonly items?: BatchItem[]
   /** `EMQRATE`: how long to wait before claiming again, ms (0 = until a slot frees). */
   readonly retryAfterMs?: number
+  /** `EMQ_JOB_DEAD`: the job's `last_error` (null if none was recorded). */
+  readonly lastError?: string | null
 }
 
 /** Throw (or reject with) this from a worker handler: the job goes straight to dead. */
@@ -183,6 +193,8 @@ export interface JobInfo {
   attempts: number
   payload: Buffer
   lastError: string | null
+  /** The last progress the holder wrote (2.1.0): a number or a JSON value, or null. */
+  progress: unknown
 }
 
 /** `pending` / `dead`: mint order (range = mint time); `schedule` / `active`: by score. */
@@ -274,6 +286,16 @@ export declare class Client {
   subscribe(queue: string): Promise<Subscription>
   /** Wait for job `id` to complete or go dead (rejects `EMQ_TIMEOUT` after `timeoutMs`). */
   waitFor(queue: string, id: string, timeoutMs: number): Promise<Settled>
+  /** The holder records how far job `id` got: a number or a small JSON value (2.1.0). */
+  updateProgress(queue: string, id: string, token: number, value: unknown): Promise<void>
+  /** Append `line` to job `id`'s log, keeping the newest `maxLines` (default 1000); resolves to its length. */
+  log(queue: string, id: string, line: string, maxLines?: number | null): Promise<number>
+  /** Lines `start..=end` of job `id`'s log (LRANGE indexes; default all). */
+  logs(queue: string, id: string, start?: number, end?: number): Promise<string[]>
+  /** The value a worker kept for job `id` (`keepResultMs`), or null. */
+  result(queue: string, id: string): Promise<Buffer | null>
+  /** The kept result once job `id` completes; rejects `EMQ_JOB_DEAD` (`lastError`), `EMQ_GONE`, `EMQ_TIMEOUT`. */
+  waitForResult(queue: string, id: string, timeoutMs: number): Promise<Buffer>
   /** Prometheus text exposition for `queues`. */
   metricsText(queues: string[]): Promise<string>
 }
@@ -374,6 +396,11 @@ export interface WorkerOptions {
   deadMaxLen?: number
   /** Stalls (lapsed leases) a job survives before it is dead-lettered `stalled`. Default 2. */
   maxStalls?: number
+  /**
+   * Keep what the handler returns as the job's result for this long (2.1.0): Buffers and
+   * strings as they are, other values as JSON. Default 0: completion deletes the job.
+   */
+  keepResultMs?: number
 }
 
 export interface WorkerStats {
@@ -393,8 +420,19 @@ export interface WorkerStats {
   released: number
 }
 
-/** Resolve = done; throw / reject = retry with backoff; throw `UnrecoverableError` = dead now. */
-export type Handler = (job: Job) => unknown | Promise<unknown>
+/** The job a worker hands its handler: it also writes its own progress and log. */
+export interface HandlerJob extends Job {
+  /** As the job's holder: record how far it got (a number or a small JSON value). */
+  updateProgress(value: unknown): Promise<void>
+  /** Append a line to the job's log; resolves to its length. */
+  log(line: string, maxLines?: number | null): Promise<number>
+}
+
+/**
+ * Resolve = done (the value is kept as the job's result with `keepResultMs`); throw /
+ * reject = retry with backoff; throw `UnrecoverableError` = dead now.
+ */
+export type Handler = (job: HandlerJob) => unknown | Promise<unknown>
 
 /** A worker event; fields that do not fit the event are absent. */
 export interface WorkerEvent {

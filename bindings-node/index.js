@@ -42,6 +42,8 @@ class EchoMQError extends Error {
     this.status = STATUS.get(code)
     if (details && details.found !== undefined) this.found = details.found
     if (details && details.word !== undefined) this.word = details.word
+    /** A job that went dead (`waitForResult`): its `last_error`, or null. */
+    if (details && details.lastError !== undefined) this.lastError = details.lastError
     /** A partial batch: `[{id, state}]` per payload, state `written` / `not_written` / `unknown`. */
     if (details && details.items !== undefined) this.items = details.items
     if (details && details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs
@@ -64,6 +66,7 @@ function toEchoMQError(e) {
       word: e.word,
       items: e.items,
       retryAfterMs: e.retryAfterMs,
+      lastError: e.code === 'EMQ_JOB_DEAD' ? (e.lastError ?? null) : undefined,
     })
   }
   if (NAPI_ARGUMENT_CODES.has(e.code)) {
@@ -131,6 +134,7 @@ const WORKER_OPTIONS = [
   'deadMaxAgeMs',
   'deadMaxLen',
   'maxStalls',
+  'keepResultMs',
 ]
 
 // Batch verdicts in `Promise.allSettled` shape.
@@ -143,7 +147,35 @@ const settled = (verdicts) =>
 
 const normalizeJob = (job) => {
   if (job && job.lastError === undefined) job.lastError = null
+  // The row field `progress` holds the value's JSON text (2.1.0).
+  if (job) job.progress = job.progress === undefined || job.progress === null ? null : parseProgress(job.progress)
   return job
+}
+
+// Another writer's text that is not JSON stays as it is.
+function parseProgress(text) {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/** A progress value as the JSON text the core stores (a number or a small JSON value). */
+function progressJson(value) {
+  const text = JSON.stringify(value)
+  if (text === undefined) throw invalidArgument('progress must be a JSON value (a number, string, object, array, boolean or null)')
+  return text
+}
+
+/** A handler's return value as the bytes kept for `keepResultMs`: Buffers and strings as they are, else JSON. */
+function resultBytes(value) {
+  if (value === undefined || value === null) return Buffer.alloc(0)
+  if (Buffer.isBuffer(value)) return value
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+  if (typeof value === 'string') return Buffer.from(value, 'utf8')
+  const text = JSON.stringify(value)
+  return Buffer.from(text === undefined ? '' : text, 'utf8')
 }
 
 // ---- client -----------------------------------------------------------------
@@ -277,6 +309,26 @@ class Client {
       state: s.state,
       error: s.error === undefined ? null : s.error,
     }))
+  }
+  /** The holder records how far job `id` got: a number or a small JSON value (2.1.0). */
+  updateProgress(queue, id, token, value) {
+    return call(() => this[NATIVE].updateProgress(queue, id, token, progressJson(value)))
+  }
+  /** Append `line` to job `id`'s log (the newest `maxLines`, default 1000, are kept); resolves to its length. */
+  log(queue, id, line, maxLines) {
+    return call(() => this[NATIVE].log(queue, id, line, maxLines ?? null))
+  }
+  /** Lines `start..=end` of job `id`'s log (LRANGE indexes; default all). */
+  logs(queue, id, start = 0, end = -1) {
+    return call(() => this[NATIVE].logs(queue, id, start, end))
+  }
+  /** The Buffer a worker kept for job `id` (`keepResultMs`), or null. */
+  result(queue, id) {
+    return call(() => this[NATIVE].result(queue, id)).then((v) => v ?? null)
+  }
+  /** Wait for job `id`'s kept result (a Buffer); rejects `EMQ_JOB_DEAD` (with `lastError`), `EMQ_GONE` or `EMQ_TIMEOUT`. */
+  waitForResult(queue, id, timeoutMs) {
+    return call(() => this[NATIVE].waitForResult(queue, id, timeoutMs))
   }
   /** Prometheus text exposition for `queues`. */
   metricsText(queues) {
@@ -422,17 +474,21 @@ class Worker extends EventEmitter {
     super()
     if (!(client instanceof Client)) throw invalidArgument('Worker needs a connected Client')
     if (typeof handler !== 'function') throw invalidArgument('Worker handler must be a function')
+    const opts = checkOptions(options, WORKER_OPTIONS, 'worker option')
+    const keep = opts !== undefined && opts !== null && opts.keepResultMs > 0
     const runOne = async (job) => {
+      // The handle writes this job's progress and log as its holder.
+      job.updateProgress = (value) => client.updateProgress(queue, job.id, job.token, value)
+      job.log = (line, maxLines) => client.log(queue, job.id, line, maxLines)
       try {
-        await handler(job)
-        return null
+        const value = await handler(job)
+        return keep ? { result: resultBytes(value) } : null
       } catch (e) {
         return failure(e)
       }
     }
     // One call per batch of up to `handlerBatch` jobs; they run concurrently.
     const dispatch = (jobs) => Promise.all(jobs.map(runOne))
-    const opts = checkOptions(options, WORKER_OPTIONS, 'worker option')
     this.#native = callSync(() => client[NATIVE].worker(queue, dispatch, opts))
   }
 

@@ -95,8 +95,9 @@
 typedef struct emq_client emq_client;
 
 /**
- * Where a handler reports its failure message (opaque; valid only during
- * the handler call). See `emq_handler_result_set_message`.
+ * Where a handler reports its failure message, or its value to keep as the
+ * job's result (opaque; valid only during the handler call). See
+ * `emq_handler_result_set_message` and `emq_handler_result_set_value`.
  */
 typedef struct emq_handler_result emq_handler_result;
 
@@ -219,6 +220,10 @@ typedef struct emq_error {
      * The number of entries in `batch` (0 when NULL).
      */
     size_t batch_len;
+    /**
+     * `EMQ_ERR_JOB_DEAD` only: the job's `last_error` (NULL if none was recorded); else NULL.
+     */
+    char *last_error;
 } emq_error;
 
 /**
@@ -396,6 +401,11 @@ typedef struct emq_job_info {
      * The last failure's text, NUL-terminated; NULL when there is none.
      */
     const char *last_error;
+    /**
+     * The last progress the holder wrote (echomq:2.1.0), its JSON text
+     * NUL-terminated; NULL when none was written.
+     */
+    const char *progress;
 } emq_job_info;
 
 /**
@@ -653,6 +663,12 @@ typedef struct emq_worker_options {
      * the reap pump dead-letters it with `last_error` `"stalled"`. Default 2.
      */
     uint64_t max_stalls;
+    /**
+     * Keep the value a handler sets with `emq_handler_result_set_value` as
+     * the job's result for this long (`emq_result`, `emq_wait_for_result`;
+     * wire 2.1.0). 0 (the default) keeps nothing.
+     */
+    uint64_t keep_result_ms;
 } emq_worker_options;
 
 /**
@@ -710,6 +726,15 @@ typedef struct emq_string_list {
     char **items;
     size_t len;
 } emq_string_list;
+
+/**
+ * A kept result: bytes owned by the library; release with `emq_value_free`.
+ * `data` is NULL when `len` is 0.
+ */
+typedef struct emq_value {
+    const uint8_t *data;
+    size_t len;
+} emq_value;
 
 /**
  * No records at all (as `min_level`).
@@ -822,6 +847,16 @@ typedef struct emq_string_list {
 #define EMQ_CLASS_DEDUP 5
 
 /**
+ * `emq:{q}:job:<id>:logs` (wire 2.1.0; `key_type` `"logs"`, `id` the job's id)
+ */
+#define EMQ_CLASS_JOB_LOGS 6
+
+/**
+ * `emq:{q}:job:<id>:result` (wire 2.1.0; `key_type` `"result"`, `id` the job's id)
+ */
+#define EMQ_CLASS_JOB_RESULT 7
+
+/**
  * Success.
  */
 #define EMQ_OK 0
@@ -927,6 +962,12 @@ typedef struct emq_string_list {
  * did not finish. `emq_worker_join` answers it when the worker's run panicked.
  */
 #define EMQ_ERR_INTERNAL 23
+
+/**
+ * The job `emq_wait_for_result` waited on went dead; `emq_error.last_error`
+ * holds its `last_error`.
+ */
+#define EMQ_ERR_JOB_DEAD 24
 
 /**
  * C boundary: a required pointer argument was NULL.
@@ -2065,6 +2106,23 @@ emq_status emq_handler_result_set_message(struct emq_handler_result *result,
                                           struct emq_error **err);
 
 /**
+ * Set the value the current handler call answers, kept as the job's result
+ * when the worker's `keep_result_ms` > 0 and the handler returns
+ * `EMQ_HANDLER_OK` (copied; `len` bytes, `value` may be NULL when `len` is 0;
+ * a later call replaces it). Without it a kept result is empty.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_handler_result_set_value(struct emq_handler_result *result,
+                                        const uint8_t *value,
+                                        size_t len,
+                                        struct emq_error **err);
+
+/**
  * Every queue of the deployment (SCAN over the key grammar), sorted.
  *
  * # Safety
@@ -2136,6 +2194,109 @@ emq_status emq_requeue_all_dead(const struct emq_client *client,
                                 uint64_t limit,
                                 uint64_t *out,
                                 struct emq_error **err);
+
+/**
+ * As the job's holder (its `token`), record how far it got: `progress` is
+ * one JSON value as text (a number such as `"42"` or a small object), at most
+ * 64 KiB. It is stored in the row field `progress` (`emq_get_job` shows it)
+ * and a `progress` queue event follows. `EMQ_ERR_STALE` unless the token
+ * matches an active job; `EMQ_ERR_GONE` without a row; `EMQ_ERR_INVALID_ARGUMENT`
+ * when the text is not one JSON value.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_update_progress(const struct emq_client *client,
+                               const char *queue,
+                               const char *id,
+                               uint64_t token,
+                               const char *progress,
+                               struct emq_error **err);
+
+/**
+ * Append `line` to the job's log, keeping the newest `max_lines` (0 = the
+ * default, 1000). `*len` (may be NULL) is the log's length afterwards.
+ * `EMQ_ERR_GONE` once the job has no row.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_log(const struct emq_client *client,
+                   const char *queue,
+                   const char *id,
+                   const char *line,
+                   uint64_t max_lines,
+                   uint64_t *len,
+                   struct emq_error **err);
+
+/**
+ * Lines `start..=end` of the job's log, oldest first (LRANGE indexes: `0, -1`
+ * is the whole log), in one round trip. `*out` is a new list (empty when
+ * there is no log) released with `emq_string_list_free`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_logs(const struct emq_client *client,
+                    const char *queue,
+                    const char *id,
+                    int64_t start,
+                    int64_t end,
+                    struct emq_string_list **out,
+                    struct emq_error **err);
+
+/**
+ * The value a worker kept for the job (`keep_result_ms`): `*out` is new bytes
+ * released with `emq_value_free`, or NULL when none is kept (still `EMQ_OK`).
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_result(const struct emq_client *client,
+                      const char *queue,
+                      const char *id,
+                      struct emq_value **out,
+                      struct emq_error **err);
+
+/**
+ * Wait up to `timeout_ms` for the job's kept result; `*out` is new bytes
+ * released with `emq_value_free`. A job that went dead is `EMQ_ERR_JOB_DEAD`
+ * (its `last_error` in `(*err)->last_error`); one with neither a row nor a
+ * kept result is `EMQ_ERR_GONE`; the deadline passing is `EMQ_ERR_TIMEOUT`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_wait_for_result(const struct emq_client *client,
+                               const char *queue,
+                               const char *id,
+                               uint64_t timeout_ms,
+                               struct emq_value **out,
+                               struct emq_error **err);
+
+/**
+ * Release bytes made by the library (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
+ */
+void emq_value_free(struct emq_value *value);
 
 #ifdef __cplusplus
 }  // extern "C"

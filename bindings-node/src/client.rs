@@ -94,6 +94,8 @@ pub struct JobInfoJs {
     pub attempts: f64,
     pub payload: Buffer,
     pub last_error: Option<String>,
+    /// The last progress written (2.1.0), as JSON text (`index.js` parses it).
+    pub progress: Option<String>,
 }
 
 impl From<JobInfo> for JobInfoJs {
@@ -104,6 +106,7 @@ impl From<JobInfo> for JobInfoJs {
             attempts: num(j.attempts),
             payload: j.payload.into(),
             last_error: j.last_error,
+            progress: j.progress,
         }
     }
 }

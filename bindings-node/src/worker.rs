@@ -15,7 +15,7 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 
-use echomq::{Backoff, HandlerError, Job, Verdict, Worker, WorkerOptions, WorkerStats};
+use echomq::{Backoff, HandlerError, Job, Output, Worker, WorkerOptions, WorkerStats};
 
 use crate::client::NativeClient;
 use crate::convert::{num, promise, uint};
@@ -29,14 +29,17 @@ pub struct HandlerJob {
     pub token: f64,
 }
 
-/// What the wrapped handler's Promise resolves to when the job failed.
+/// What the wrapped handler's Promise resolves to for one job: `null`
+/// (done), `{result}` (done, with the value to keep: `keepResultMs`), or
+/// `{message, fatal}` (failed).
 #[napi(object)]
-pub struct HandlerFailure {
-    pub message: String,
-    pub fatal: bool,
+pub struct HandlerVerdict {
+    pub message: Option<String>,
+    pub fatal: Option<bool>,
+    pub result: Option<Buffer>,
 }
 
-type Verdicts = Promise<Vec<Option<HandlerFailure>>>;
+type Verdicts = Promise<Vec<Option<HandlerVerdict>>>;
 type Handler = ThreadsafeFunction<Vec<HandlerJob>, Verdicts, Vec<HandlerJob>, Status, false, true>;
 type Slot = Arc<Mutex<Option<Arc<Handler>>>>;
 
@@ -63,6 +66,8 @@ pub struct WorkerOptionsJs {
     pub dead_max_len: Option<f64>,
     /// Stalls a job survives before it is dead-lettered `stalled`. Default 2.
     pub max_stalls: Option<f64>,
+    /// Keep each handler's return value as the job's result this long (2.1.0). Default 0.
+    pub keep_result_ms: Option<f64>,
 }
 
 #[napi(object)]
@@ -118,6 +123,7 @@ fn worker_options(env: &Env, o: Option<WorkerOptionsJs>) -> Result<WorkerOptions
         o.pump_interval_ms,
     )?;
     set(&mut out.idle_max_ms, "idleMaxMs", o.idle_max_ms)?;
+    set(&mut out.keep_result_ms, "keepResultMs", o.keep_result_ms)?;
     set(
         &mut out.shutdown_grace_ms,
         "shutdownGraceMs",
@@ -143,7 +149,7 @@ fn worker_options(env: &Env, o: Option<WorkerOptionsJs>) -> Result<WorkerOptions
 }
 
 /// Call the JS handler for a batch of jobs and wait for their verdicts.
-async fn call(slot: Slot, jobs: Vec<Job>) -> Vec<Verdict> {
+async fn call(slot: Slot, jobs: Vec<Job>) -> Vec<Output> {
     let n = jobs.len();
     let fail_all = |message: String| vec![Err(HandlerError::retry(message)); n];
     let Some(handler) = slot.lock().unwrap_or_else(|p| p.into_inner()).clone() else {
@@ -166,9 +172,17 @@ async fn call(slot: Slot, jobs: Vec<Job>) -> Vec<Verdict> {
         Ok(verdicts) => verdicts
             .into_iter()
             .map(|verdict| match verdict {
-                None => Ok(()),
-                Some(f) if f.fatal => Err(HandlerError::fatal(f.message)),
-                Some(f) => Err(HandlerError::retry(f.message)),
+                None => Ok(None),
+                Some(HandlerVerdict {
+                    message: Some(message),
+                    fatal,
+                    ..
+                }) => Err(if fatal == Some(true) {
+                    HandlerError::fatal(message)
+                } else {
+                    HandlerError::retry(message)
+                }),
+                Some(v) => Ok(v.result.map(|b| b.to_vec())),
             })
             .collect(),
         Err(e) => fail_all(e.reason.clone()),
@@ -201,7 +215,7 @@ impl NativeClient {
             .build()?;
         let handler: Slot = Arc::new(Mutex::new(Some(Arc::new(tsfn))));
         let slot = handler.clone();
-        let inner = Worker::new_batch(self.inner.clone(), &queue, options, move |jobs| {
+        let inner = Worker::new_batch_returning(self.inner.clone(), &queue, options, move |jobs| {
             call(slot.clone(), jobs)
         })
         .map_err(|e| to_js(env, &e))?;

@@ -92,7 +92,8 @@ test('connect and worker options: the docs names in camelCase, and nothing else'
   const workerOpts = optionNames('Worker options:').map(camel)
   assert.deepEqual(workerOpts.sort(), [
     'backoff', 'backoffBaseMs', 'backoffCapMs', 'concurrency', 'deadMaxAgeMs', 'deadMaxLen', 'handlerBatch',
-    'idleMaxMs', 'leaseMs', 'maxAttempts', 'maxStalls', 'prefetch', 'pumpIntervalMs', 'shutdownGraceMs',
+    'idleMaxMs', 'keepResultMs', 'leaseMs', 'maxAttempts', 'maxStalls', 'prefetch', 'pumpIntervalMs',
+    'shutdownGraceMs',
   ])
   for (const o of [...connectOpts, ...workerOpts]) assert.match(DTS, new RegExp(`\\n  ${o}\\?: `), o)
 })

@@ -283,11 +283,12 @@ impl NativeAsyncClient {
         lease_ms: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let c = self.inner.clone();
+        let (held, q) = (c.clone(), queue.clone());
         future_into_py(
             py,
             async move { c.claim(&queue, lease_ms).await },
-            |py, job| match job {
-                Some(j) => Ok(Bound::new(py, Job::new(py, &j))?.into_any()),
+            move |py, job| match job {
+                Some(j) => Ok(Bound::new(py, Job::held(py, &j, &held, &q))?.into_any()),
                 None => Ok(py.None().into_bound(py)),
             },
         )
@@ -301,13 +302,14 @@ impl NativeAsyncClient {
         lease_ms: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let c = self.inner.clone();
+        let (held, q) = (c.clone(), queue.clone());
         future_into_py(
             py,
             async move { c.claim_many(&queue, max, lease_ms).await },
-            |py, jobs| {
+            move |py, jobs| {
                 let items = jobs
                     .iter()
-                    .map(|j| Bound::new(py, Job::new(py, j)))
+                    .map(|j| Bound::new(py, Job::held(py, j, &held, &q)))
                     .collect::<PyResult<Vec<_>>>()?;
                 Ok(PyList::new(py, items)?.into_any())
             },

@@ -199,7 +199,7 @@ impl Client {
     fn claim(&self, py: Python<'_>, queue: String, lease_ms: u64) -> PyResult<Option<Job>> {
         let c = &self.inner;
         let job = py.detach(|| c.claim(&queue, lease_ms)).map_err(err)?;
-        Ok(job.map(|j| Job::new(py, &j)))
+        Ok(job.map(|j| Job::held(py, &j, c.as_async(), &queue)))
     }
 
     fn claim_many(
@@ -213,7 +213,10 @@ impl Client {
         let jobs = py
             .detach(|| c.claim_many(&queue, max, lease_ms))
             .map_err(err)?;
-        Ok(jobs.iter().map(|j| Job::new(py, j)).collect())
+        Ok(jobs
+            .iter()
+            .map(|j| Job::held(py, j, c.as_async(), &queue))
+            .collect())
     }
 
     fn complete(&self, py: Python<'_>, queue: String, id: String, token: u64) -> PyResult<()> {

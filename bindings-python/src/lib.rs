@@ -13,6 +13,7 @@ mod helpers;
 mod interp;
 mod limits;
 mod observe;
+mod progress;
 mod stall;
 mod types;
 mod worker;

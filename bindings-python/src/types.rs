@@ -189,12 +189,19 @@ impl From<echomq::Enqueued> for Enqueued {
     }
 }
 
-/// A claimed job: settle it with its `id` and `token`.
-#[pyclass(frozen, get_all, module = "echomq")]
+/// A claimed job: settle it with its `id` and `token`. A job handed out by a
+/// claim or a worker also knows its client and queue, for
+/// `job.update_progress(value)` and `job.log(line)`.
+#[pyclass(frozen, module = "echomq")]
 pub struct Job {
+    #[pyo3(get)]
     pub id: String,
+    #[pyo3(get)]
     pub payload: Py<PyBytes>,
+    #[pyo3(get)]
     pub token: u64,
+    /// The client that claimed it and its queue.
+    held: Option<(echomq::Client, String)>,
 }
 
 #[pymethods]
@@ -227,6 +234,25 @@ impl Job {
             id: job.id.to_string(),
             payload: PyBytes::new(py, &job.payload).unbind(),
             token: job.token,
+            held: None,
+        }
+    }
+
+    /// A job `client` claimed from `queue`.
+    pub fn held(py: Python<'_>, job: &echomq::Job, client: &echomq::Client, queue: &str) -> Job {
+        Job {
+            held: Some((client.clone(), queue.to_string())),
+            ..Job::new(py, job)
+        }
+    }
+
+    /// The client and queue of a claimed job.
+    pub fn context(&self) -> PyResult<(&echomq::Client, &str)> {
+        match &self.held {
+            Some((client, queue)) => Ok((client, queue)),
+            None => Err(pyo3::exceptions::PyTypeError::new_err(
+                "this Job was not handed out by a claim or a worker; use the client's verbs",
+            )),
         }
     }
 }
@@ -275,18 +301,25 @@ pub struct JobInfo {
     pub attempts: u64,
     pub payload: Py<PyBytes>,
     pub last_error: Option<String>,
+    /// The last progress the holder wrote (echomq:2.1.0), as a Python value.
+    pub progress: Py<PyAny>,
 }
 
 #[pymethods]
 impl JobInfo {
     fn __repr__(&self, py: Python<'_>) -> String {
         format!(
-            "JobInfo(id='{}', state='{}', attempts={}, payload={}, last_error={})",
+            "JobInfo(id='{}', state='{}', attempts={}, payload={}, last_error={}, progress={})",
             self.id,
             self.state,
             self.attempts,
             repr_of(py, &self.payload),
-            opt_repr(&self.last_error)
+            opt_repr(&self.last_error),
+            self.progress
+                .bind(py)
+                .repr()
+                .map(|r| r.to_string())
+                .unwrap_or_default()
         )
     }
 }
@@ -299,6 +332,7 @@ impl JobInfo {
             attempts: info.attempts,
             payload: PyBytes::new(py, &info.payload).unbind(),
             last_error: info.last_error,
+            progress: crate::progress::progress_value(py, info.progress),
         }
     }
 }

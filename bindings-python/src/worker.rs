@@ -9,7 +9,7 @@ use std::time::Duration;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-use echomq::{Backoff, HandlerError, Verdict, WorkerOptions};
+use echomq::{Backoff, HandlerError, Output, WorkerOptions};
 
 use crate::aio::{future_into_py, NativeAsyncClient};
 use crate::client::Client;
@@ -37,24 +37,54 @@ fn failure(py: Python<'_>, e: PyErr) -> HandlerError {
     }
 }
 
+/// What the handler returned, as the job's result to keep (only converted
+/// when the worker keeps results): `None` keeps nothing (an empty value);
+/// `bytes`, `bytearray`, `memoryview` and `str` (UTF-8) are kept as they are;
+/// anything else as its JSON text. A value that cannot be converted fails the
+/// job (its `TypeError` text becomes `last_error`).
+fn returned(py: Python<'_>, keep: bool, value: &Bound<'_, PyAny>) -> Output {
+    if !keep || value.is_none() {
+        return Ok(None);
+    }
+    let bytes = match crate::types::payload(value) {
+        Ok(payload) => payload.as_ref().to_vec(),
+        Err(_) => crate::progress::progress_json(value)
+            .map_err(|e| failure(py, e))?
+            .into_bytes(),
+    };
+    Ok(Some(bytes))
+}
+
+/// Everything a batch call needs besides the jobs.
+struct Call {
+    handler: Py<PyAny>,
+    /// The Python layer's async bridge: takes the list, answers per job.
+    batched: bool,
+    /// The worker keeps results (`keep_result_ms` > 0).
+    keep: bool,
+    client: echomq::Client,
+    queue: String,
+}
+
 /// One batch, attached once. A per-job handler is called for each job in
 /// turn; a batch handler (`batched`: the Python layer's async bridge) takes
-/// the list and answers `None` or the exception for each job, in order.
-fn call_batch(handler: &Py<PyAny>, batched: bool, jobs: &[echomq::Job]) -> Vec<Verdict> {
+/// the list and answers, for each job in order, a 1-tuple `(value,)` (or
+/// `None`) for success or the exception.
+fn call_batch(call: &Call, jobs: &[echomq::Job]) -> Vec<Output> {
     let ran = crate::interp::attach(|py| {
-        if !batched {
+        let job = |job: &echomq::Job| Job::held(py, job, &call.client, &call.queue);
+        if !call.batched {
             return jobs
                 .iter()
-                .map(|job| {
-                    handler
-                        .call1(py, (Job::new(py, job),))
-                        .map(drop)
-                        .map_err(|e| failure(py, e))
+                .map(|j| match call.handler.call1(py, (job(j),)) {
+                    Ok(value) => returned(py, call.keep, value.bind(py)),
+                    Err(e) => Err(failure(py, e)),
                 })
                 .collect();
         }
-        let list: Vec<Job> = jobs.iter().map(|job| Job::new(py, job)).collect();
-        let answers = handler
+        let list: Vec<Job> = jobs.iter().map(job).collect();
+        let answers = call
+            .handler
             .call1(py, (list,))
             .and_then(|answers| answers.extract::<Vec<Py<PyAny>>>(py));
         match answers {
@@ -63,7 +93,9 @@ fn call_batch(handler: &Py<PyAny>, batched: bool, jobs: &[echomq::Job]) -> Vec<V
                 .map(|answer| {
                     let answer = answer.into_bound(py);
                     if answer.is_none() {
-                        Ok(())
+                        Ok(None)
+                    } else if let Ok(one) = answer.cast::<pyo3::types::PyTuple>() {
+                        returned(py, call.keep, &one.get_item(0)?)
                     } else {
                         Err(failure(py, PyErr::from_value(answer)))
                     }
@@ -106,6 +138,7 @@ impl NativeWorker {
         max_attempts=None, backoff=None, backoff_base_ms=None, backoff_cap_ms=None,
         pump_interval_ms=None, idle_max_ms=None, shutdown_grace_ms=None, prefetch=None,
         handler_batch=None, dead_max_age_ms=None, dead_max_len=None, max_stalls=None,
+        keep_result_ms=None,
         batched=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -126,6 +159,7 @@ impl NativeWorker {
         dead_max_age_ms: Option<Bound<'_, PyAny>>,
         dead_max_len: Option<Bound<'_, PyAny>>,
         max_stalls: Option<Bound<'_, PyAny>>,
+        keep_result_ms: Option<Bound<'_, PyAny>>,
         batched: bool,
     ) -> PyResult<Self> {
         if !handler.bind(client.py()).is_callable() {
@@ -165,12 +199,21 @@ impl NativeWorker {
             dead_max_age_ms: optional_uint("dead_max_age_ms", dead_max_age_ms.as_ref())?,
             dead_max_len: optional_uint("dead_max_len", dead_max_len.as_ref())?,
             max_stalls: uint_or("max_stalls", max_stalls.as_ref(), d.max_stalls)?,
+            keep_result_ms: uint_or("keep_result_ms", keep_result_ms.as_ref(), d.keep_result_ms)?,
         };
-        let worker = echomq::Worker::new_blocking_batch(
-            core_client(client)?,
+        let core = core_client(client)?;
+        let call = Call {
+            handler,
+            batched,
+            keep: options.keep_result_ms > 0,
+            client: core.clone(),
+            queue: queue.clone(),
+        };
+        let worker = echomq::Worker::new_blocking_batch_returning(
+            core,
             &queue,
             options,
-            move |jobs: &[echomq::Job]| call_batch(&handler, batched, jobs),
+            move |jobs: &[echomq::Job]| call_batch(&call, jobs),
         )
         .map_err(err)?;
         Ok(NativeWorker { worker })

@@ -436,14 +436,24 @@ impl Client {
         )
     }
 
-    /// Settle a held job as done: its row and every set entry are deleted.
+    /// Settle a held job as done: its row and every set entry are deleted
+    /// (at wire 2.1.0 its log too, in the same script).
     pub async fn complete(&self, queue: &str, id: &str, token: u64) -> Result<()> {
         let keys = QueueKeys::new(queue)?;
         let id = BrandedId::parse(id)?;
-        let (k, a) = Self::complete_call(&keys, &id, token);
+        let (mut k, mut a) = Self::complete_call(&keys, &id, token);
+        let script = if self.wire_version() >= WireVersion::V2_1_0 {
+            k.push(keys.job_logs(&id));
+            k.push(keys.job_result(&id));
+            a.push(b"0".to_vec());
+            a.push(Vec::new());
+            &scripts::COMPLETE_RESULT
+        } else {
+            &scripts::COMPLETE
+        };
         let k: Vec<&str> = k.iter().map(String::as_str).collect();
         let a: Vec<&[u8]> = a.iter().map(Vec::as_slice).collect();
-        let answer = self.transport.script(&scripts::COMPLETE, &k, &a).await;
+        let answer = self.transport.script(script, &k, &a).await;
         replies::completed(&id, answer)?;
         self.publish(
             &keys,
@@ -461,6 +471,13 @@ impl Client {
         queue: &str,
         jobs: &[(&str, u64)],
     ) -> Result<Vec<Result<()>>> {
+        if self.wire_version() >= WireVersion::V2_1_0 {
+            // The 2.1.0 script: the same checks and answers, and each job's
+            // log deleted with its row.
+            let none: Vec<(&str, u64, &[u8])> =
+                jobs.iter().map(|(id, t)| (*id, *t, &[][..])).collect();
+            return self.complete_many_kept(queue, &none, 0).await;
+        }
         let keys = QueueKeys::new(queue)?;
         let ids: Vec<BrandedId> = jobs
             .iter()
@@ -813,24 +830,29 @@ impl Client {
         Ok(())
     }
 
-    /// Delete a job that is not active, from its row and every set.
+    /// Delete a job that is not active, from its row and every set (at wire
+    /// 2.1.0 with its log and kept result, in the same script).
     pub async fn remove(&self, queue: &str, id: &str) -> Result<()> {
         let keys = QueueKeys::new(queue)?;
         let id = BrandedId::parse(id)?;
         let row = keys.job(&id);
+        let (logs, result) = (keys.job_logs(&id), keys.job_result(&id));
+        let mut k = vec![
+            row.as_str(),
+            &keys.pending,
+            &keys.schedule,
+            &keys.dead,
+            &keys.active,
+        ];
+        let script = if self.wire_version() >= WireVersion::V2_1_0 {
+            k.extend([logs.as_str(), result.as_str()]);
+            &scripts::REMOVE_CASCADE
+        } else {
+            &scripts::REMOVE
+        };
         let answer = self
             .transport
-            .script(
-                &scripts::REMOVE,
-                &[
-                    &row,
-                    &keys.pending,
-                    &keys.schedule,
-                    &keys.dead,
-                    &keys.active,
-                ],
-                &[id.as_str().as_bytes()],
-            )
+            .script(script, &k, &[id.as_str().as_bytes()])
             .await?;
         replies::removed(&id, answer)?;
         self.publish(&keys, "removed", id.as_str(), &[]);

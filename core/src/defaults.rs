@@ -41,6 +41,18 @@ pub const PUMP_LIMIT: u64 = 1_000;
 /// settler batches to the same size).
 pub const SETTLE_BATCH: usize = 500;
 
+/// Lines a job's log keeps (the newest) when `log` is not told otherwise
+/// (echomq:2.1.0).
+pub const LOG_MAX_LINES: u64 = 1_000;
+/// The largest `max_lines` `log` accepts.
+pub const LOG_MAX_LINES_LIMIT: u64 = 1_000_000;
+/// The largest progress value (its JSON text) `update_progress` accepts: a
+/// progress report, not a payload.
+pub const MAX_PROGRESS_BYTES: usize = 64 * 1024;
+/// How long a worker keeps each handler's return value (`keep_result_ms`);
+/// 0 = not at all: completion deletes the job, as in 2.0.0.
+pub const KEEP_RESULT_MS: u64 = 0;
+
 /// The largest `concurrency`, `prefetch` and `handler_batch` a worker accepts:
 /// far above any useful value, far below what overflows its arithmetic.
 pub const MAX_WORKER_SLOTS: usize = 100_000;

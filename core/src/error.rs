@@ -54,11 +54,14 @@ pub enum ErrorKind {
     /// A bug inside EchoMQ (a panic) caught before it could cross into the
     /// caller's language; the operation did not finish.
     Internal = 23,
+    /// The job a caller waited on went dead (`wait_for_result`); carries its
+    /// `last_error` ([`Error::last_error`]).
+    JobDead = 24,
 }
 
 impl ErrorKind {
     /// Every kind, in code order (bindings use it to build their tables).
-    pub const ALL: [ErrorKind; 20] = [
+    pub const ALL: [ErrorKind; 21] = [
         ErrorKind::Kind,
         ErrorKind::Stale,
         ErrorKind::Gone,
@@ -79,6 +82,7 @@ impl ErrorKind {
         ErrorKind::RateLimited,
         ErrorKind::PartialBatch,
         ErrorKind::Internal,
+        ErrorKind::JobDead,
     ];
 
     /// The stable string code (Node's `err.code`, log lines, docs).
@@ -104,6 +108,7 @@ impl ErrorKind {
             ErrorKind::RateLimited => "EMQRATE",
             ErrorKind::PartialBatch => "EMQ_PARTIAL_BATCH",
             ErrorKind::Internal => "EMQ_INTERNAL",
+            ErrorKind::JobDead => "EMQ_JOB_DEAD",
         }
     }
 
@@ -235,6 +240,24 @@ impl Error {
         match self.kind {
             ErrorKind::Protocol => self.detail.as_deref(),
             _ => None,
+        }
+    }
+
+    /// For a job that went dead (`wait_for_result`): its `last_error`.
+    pub fn last_error(&self) -> Option<&str> {
+        match self.kind {
+            ErrorKind::JobDead => self.detail.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// [`ErrorKind::JobDead`] for job `id`, carrying its `last_error`.
+    pub(crate) fn job_dead(id: &crate::id::BrandedId, last_error: Option<String>) -> Self {
+        let shown = last_error.as_deref().unwrap_or("no error recorded");
+        let err = Error::new(ErrorKind::JobDead, format!("job {id} went dead: {shown}"));
+        match last_error {
+            Some(text) => err.with_detail(text),
+            None => err,
         }
     }
 

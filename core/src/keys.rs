@@ -121,6 +121,10 @@ pub enum KeyClass {
     /// `emq:{q}:de:<dedup id>` (echomq:2.1.0): the id of the job holding a
     /// deduplication id.
     Dedup { queue: String, dedup_id: String },
+    /// `emq:{q}:job:<id>:logs` (echomq:2.1.0): a job's log, a LIST.
+    JobLogs { queue: String, id: BrandedId },
+    /// `emq:{q}:job:<id>:result` (echomq:2.1.0): a job's kept result.
+    JobResult { queue: String, id: BrandedId },
     /// `{emq}:<member>`
     Reserve(ReserveKey),
     /// Anything the grammar does not produce.
@@ -134,6 +138,8 @@ impl fmt::Display for KeyClass {
             KeyClass::Job { queue, id } => write!(f, "job {queue} {id}"),
             KeyClass::Metric { queue, metric } => write!(f, "metric {queue} {}", metric.as_str()),
             KeyClass::Dedup { queue, dedup_id } => write!(f, "dedup {queue} {dedup_id}"),
+            KeyClass::JobLogs { queue, id } => write!(f, "job logs {queue} {id}"),
+            KeyClass::JobResult { queue, id } => write!(f, "job result {queue} {id}"),
             KeyClass::Reserve(r) => write!(f, "reserve {r:?}"),
             KeyClass::Unclassified => f.write_str("unclassified"),
         }
@@ -177,6 +183,24 @@ impl KeyClass {
                 class: "metric",
                 queue: Some(queue.clone()),
                 key_type: Some(format!("metrics:{}", metric.as_str())),
+                ..KeyFields::default()
+            },
+            KeyClass::JobLogs { queue, id } | KeyClass::JobResult { queue, id } => KeyFields {
+                class: if matches!(self, KeyClass::JobLogs { .. }) {
+                    "job_logs"
+                } else {
+                    "job_result"
+                },
+                queue: Some(queue.clone()),
+                key_type: Some(
+                    if matches!(self, KeyClass::JobLogs { .. }) {
+                        "logs"
+                    } else {
+                        "result"
+                    }
+                    .to_string(),
+                ),
+                id: Some(id.to_string()),
                 ..KeyFields::default()
             },
             KeyClass::Dedup { queue, dedup_id } => KeyFields {
@@ -275,6 +299,16 @@ pub fn job_key(queue: &str, id: &str) -> Result<String> {
     Ok(format!("{}job:{id}", queue_base(queue)?))
 }
 
+/// `emq:{q}:job:<id>:logs` (echomq:2.1.0): a job's log.
+pub fn job_logs_key(queue: &str, id: &str) -> Result<String> {
+    Ok(job_key(queue, id)? + ":logs")
+}
+
+/// `emq:{q}:job:<id>:result` (echomq:2.1.0): a job's kept result.
+pub fn job_result_key(queue: &str, id: &str) -> Result<String> {
+    Ok(job_key(queue, id)? + ":result")
+}
+
 /// `emq:{q}:metrics:<completed|failed>`
 pub fn metric_key(queue: &str, metric: Metric) -> Result<String> {
     Ok(format!("{}metrics:{}", queue_base(queue)?, metric.as_str()))
@@ -342,9 +376,23 @@ fn classify_per_queue(rest: &[u8], version: WireVersion) -> Option<KeyClass> {
     }
     let suffix = tail.strip_prefix(b":")?;
     let queue = ascii(q);
-    if let Some(id) = suffix.strip_prefix(b"job:") {
+    if let Some(rest) = suffix.strip_prefix(b"job:") {
+        // A job's own keys (2.1.0): `<id>:logs`, `<id>:result`; ids are 14 bytes.
+        let (id, part) = match rest.get(14..) {
+            Some(part) if !part.is_empty() => (&rest[..14], Some(part)),
+            _ => (rest, None),
+        };
         let id = BrandedId::parse_bytes(id).ok()?;
-        return Some(KeyClass::Job { queue, id });
+        return match part {
+            None => Some(KeyClass::Job { queue, id }),
+            Some(b":logs") if version >= WireVersion::V2_1_0 => {
+                Some(KeyClass::JobLogs { queue, id })
+            }
+            Some(b":result") if version >= WireVersion::V2_1_0 => {
+                Some(KeyClass::JobResult { queue, id })
+            }
+            Some(_) => None,
+        };
     }
     if version >= WireVersion::V2_1_0 {
         if let Some(did) = suffix.strip_prefix(b"de:") {
@@ -399,6 +447,17 @@ impl QueueKeys {
 
     pub fn job(&self, id: &BrandedId) -> String {
         format!("{}job:{id}", self.base)
+    }
+
+    /// `emq:{q}:job:<id>:logs` (echomq:2.1.0): the job's log, a LIST.
+    pub fn job_logs(&self, id: &BrandedId) -> String {
+        format!("{}job:{id}:logs", self.base)
+    }
+
+    /// `emq:{q}:job:<id>:result` (echomq:2.1.0): the kept result, a STRING
+    /// with a TTL.
+    pub fn job_result(&self, id: &BrandedId) -> String {
+        format!("{}job:{id}:result", self.base)
     }
 }
 
@@ -491,6 +550,48 @@ mod tests {
         assert_eq!(classify("emq:{orders}:de:a b"), KeyClass::Unclassified);
         assert!(dedup_key("orders", &"x".repeat(256)).is_err());
         assert!(dedup_key("orders", &"x".repeat(255)).is_ok());
+    }
+
+    #[test]
+    fn the_2_1_0_grammar_parses_a_jobs_log_and_result_keys_and_2_0_0_does_not() {
+        let logs = "emq:{orders}:job:JOB0NgWEfAEJfs:logs";
+        let result = "emq:{orders}:job:JOB0NgWEfAEJfs:result";
+        let f = classify(logs).fields();
+        assert_eq!(
+            (
+                f.class,
+                f.queue.as_deref(),
+                f.key_type.as_deref(),
+                f.id.as_deref()
+            ),
+            (
+                "job_logs",
+                Some("orders"),
+                Some("logs"),
+                Some("JOB0NgWEfAEJfs")
+            )
+        );
+        assert!(matches!(classify(result), KeyClass::JobResult { .. }));
+        assert_eq!(classify(result).fields().class, "job_result");
+        for key in [logs, result] {
+            assert_eq!(
+                classify_as(key, WireVersion::V2_0_0),
+                KeyClass::Unclassified
+            );
+        }
+        for bad in [
+            "emq:{orders}:job:JOB0NgWEfAEJfs:other",
+            "emq:{orders}:job:JOB0NgWEfAEJfs:",
+            "emq:{orders}:job:JOB0NgWEfAEJ:logs",
+        ] {
+            assert_eq!(classify(bad), KeyClass::Unclassified, "{bad}");
+        }
+        let keys = QueueKeys::new("orders").unwrap();
+        let id = BrandedId::parse("JOB0NgWEfAEJfs").unwrap();
+        assert_eq!(
+            (keys.job_logs(&id), keys.job_result(&id)),
+            (logs.into(), result.into())
+        );
     }
 
     #[test]

@@ -30,6 +30,8 @@ mod wire;
 
 mod dedup;
 mod limits;
+mod progress;
+mod results;
 mod stall;
 mod upgrade;
 
@@ -63,7 +65,8 @@ pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcom
 pub use upgrade::UpgradeReport;
 pub use wire::WireVersion;
 pub use worker::{
-    Backoff, HandlerError, Verdict, Worker, WorkerEvent, WorkerHandle, WorkerOptions, WorkerStats,
+    Backoff, HandlerError, Output, Verdict, Worker, WorkerEvent, WorkerHandle, WorkerOptions,
+    WorkerStats,
 };
 
 /// The newest wire protocol this client speaks (its default); the value of

@@ -262,7 +262,65 @@ pub fn job_row(id: &BrandedId, reply: Value) -> Result<Option<JobInfo>> {
         attempts,
         payload: fields.get("payload").cloned().unwrap_or_default(),
         last_error: text("last_error"),
+        progress: text("progress"),
     }))
+}
+
+/// `update_progress` (2.1.0): `ok` (refusals arrive as wire errors).
+pub fn progressed(reply: Value) -> Result<()> {
+    match text("update_progress", reply)?.as_str() {
+        "ok" => Ok(()),
+        other => Err(unexpected_word("update_progress", other)),
+    }
+}
+
+/// `add_log` (2.1.0): the log's length, or `gone` when the job has no row.
+pub fn logged(id: &BrandedId, reply: Value) -> Result<u64> {
+    match reply {
+        Value::Int(_) => count("add_log", reply),
+        other => match text("add_log", other)?.as_str() {
+            "gone" => Err(gone(id)),
+            word => Err(unexpected_word("add_log", word)),
+        },
+    }
+}
+
+/// `logs` (2.1.0): the LRANGE of a job's log. Lines are text; bytes another
+/// writer left that are not UTF-8 are shown with replacement characters.
+pub fn log_lines(reply: Value) -> Result<Vec<String>> {
+    items("logs", reply)?
+        .into_iter()
+        .map(|line| Ok(String::from_utf8_lossy(&bytes("logs", line)?).into_owned()))
+        .collect()
+}
+
+/// One look of `wait_for_result` (2.1.0): the pipeline's `HMGET row state
+/// last_error` and `GET result`. `Some(value)` when the result is kept;
+/// `None` while the job lives and is not dead (keep waiting); a dead job is a
+/// [`ErrorKind::JobDead`] error with its `last_error`; no row and no result
+/// is *gone*.
+pub fn result_wait(id: &BrandedId, replies: Vec<Value>) -> Result<Option<Vec<u8>>> {
+    let [row, result]: [Value; 2] = replies
+        .try_into()
+        .map_err(|r| unexpected("wait_for_result", &Value::Array(r)))?;
+    if let Value::BulkString(value) = result {
+        return Ok(Some(value));
+    }
+    if result != Value::Nil {
+        return Err(unexpected("wait_for_result", &result));
+    }
+    let (state, last_error): (Option<String>, Option<String>) = decode("wait_for_result", row)?;
+    match state.as_deref() {
+        None => Err(Error::new(
+            ErrorKind::Gone,
+            format!(
+                "job {id} has no row and no kept result (completed without keep_result_ms, \
+                 expired, removed or never enqueued)"
+            ),
+        )),
+        Some("dead") => Err(Error::job_dead(id, last_error)),
+        Some(_) => Ok(None),
+    }
 }
 
 /// `browse`: a list of ids.
@@ -456,6 +514,31 @@ mod tests {
         // Read as 0 attempts once.
         let garbled = wire("*4\r\n$5\r\nstate\r\n$4\r\ndead\r\n$8\r\nattempts\r\n$2\r\nxx\r\n");
         assert_eq!(kind(job_row(&id(), garbled)), ErrorKind::Protocol);
+    }
+
+    #[test]
+    fn progress_log_and_result_replies_decode_and_refuse_other_shapes() {
+        assert!(progressed(wire("+ok\r\n")).is_ok());
+        assert_eq!(kind(progressed(wire("+later\r\n"))), ErrorKind::Protocol);
+        assert_eq!(logged(&id(), wire(":3\r\n")).unwrap(), 3);
+        assert_eq!(kind(logged(&id(), wire("+gone\r\n"))), ErrorKind::Gone);
+        assert_eq!(kind(logged(&id(), wire(":-1\r\n"))), ErrorKind::Protocol);
+        let raw = redis::parse_redis_value(b"*2\r\n$1\r\na\r\n$2\r\n\xff!\r\n").unwrap();
+        let lines = log_lines(raw).unwrap();
+        assert_eq!(lines, ["a", "\u{fffd}!"]);
+        let held = vec![wire("*2\r\n$6\r\nactive\r\n$-1\r\n"), wire("$-1\r\n")];
+        assert_eq!(result_wait(&id(), held).unwrap(), None);
+        let kept = vec![wire("*2\r\n$-1\r\n$-1\r\n"), wire("$2\r\nok\r\n")];
+        assert_eq!(result_wait(&id(), kept).unwrap(), Some(b"ok".to_vec()));
+        let dead = vec![wire("*2\r\n$4\r\ndead\r\n$4\r\nboom\r\n"), wire("$-1\r\n")];
+        let e = result_wait(&id(), dead).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.last_error()),
+            (ErrorKind::JobDead, Some("boom"))
+        );
+        let gone = vec![wire("*2\r\n$-1\r\n$-1\r\n"), wire("$-1\r\n")];
+        assert_eq!(kind(result_wait(&id(), gone)), ErrorKind::Gone);
+        assert_eq!(kind(result_wait(&id(), vec![])), ErrorKind::Protocol);
     }
 
     #[test]

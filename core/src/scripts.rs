@@ -105,6 +105,33 @@ pub static UPGRADE_VERSION: Script = Script::since(
     include_str!("../lua/upgrade_version.lua"),
 );
 
+// echomq:2.1.0: progress, logs and results (issue #13 §2, §4).
+pub static UPDATE_PROGRESS: Script = Script::since(
+    WireVersion::V2_1_0,
+    "update_progress",
+    include_str!("../lua/update_progress.lua"),
+);
+pub static ADD_LOG: Script = Script::since(
+    WireVersion::V2_1_0,
+    "add_log",
+    include_str!("../lua/add_log.lua"),
+);
+pub static COMPLETE_RESULT: Script = Script::since(
+    WireVersion::V2_1_0,
+    "complete_result",
+    include_str!("../lua/complete_result.lua"),
+);
+pub static COMPLETE_MANY_RESULT: Script = Script::since(
+    WireVersion::V2_1_0,
+    "complete_many_result",
+    include_str!("../lua/complete_many_result.lua"),
+);
+pub static REMOVE_CASCADE: Script = Script::since(
+    WireVersion::V2_1_0,
+    "remove_cascade",
+    include_str!("../lua/remove_cascade.lua"),
+);
+
 /// Every script, in name order (the order the bundle hash concatenates them).
 pub fn all() -> Vec<&'static Script> {
     let mut all = vec![
@@ -124,6 +151,11 @@ pub fn all() -> Vec<&'static Script> {
         &DRAIN,
         &PURGE_DEAD,
         &REQUEUE_DEAD_MANY,
+        &UPDATE_PROGRESS,
+        &ADD_LOG,
+        &COMPLETE_RESULT,
+        &COMPLETE_MANY_RESULT,
+        &REMOVE_CASCADE,
         &REAP_STALLED,
         &CLAIM_GUARDED,
         &RATE_LIMIT,

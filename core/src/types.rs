@@ -105,6 +105,9 @@ pub struct JobInfo {
     pub attempts: u64,
     pub payload: Vec<u8>,
     pub last_error: Option<String>,
+    /// The row field `progress` (echomq:2.1.0): the last value the holder
+    /// wrote with `update_progress`, as its JSON text.
+    pub progress: Option<String>,
 }
 
 impl fmt::Debug for JobInfo {
@@ -115,6 +118,7 @@ impl fmt::Debug for JobInfo {
             .field("attempts", &self.attempts)
             .field("payload_len", &self.payload.len())
             .field("last_error", &self.last_error)
+            .field("progress", &self.progress)
             .finish()
     }
 }

@@ -72,6 +72,8 @@ proptest! {
             KeyClass::Job { queue, id } => Some(keys::job_key(&queue, id.as_str()).unwrap()),
             KeyClass::Metric { queue, metric } => Some(keys::metric_key(&queue, metric).unwrap()),
             KeyClass::Dedup { queue, dedup_id } => Some(keys::dedup_key(&queue, &dedup_id).unwrap()),
+            KeyClass::JobLogs { queue, id } => Some(keys::job_logs_key(&queue, id.as_str()).unwrap()),
+            KeyClass::JobResult { queue, id } => Some(keys::job_result_key(&queue, id.as_str()).unwrap()),
             KeyClass::Reserve(member) => Some(keys::reserve_key(&member).unwrap()),
             KeyClass::Unclassified => None,
         };

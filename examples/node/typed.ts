@@ -148,7 +148,37 @@ function helpers(): void {
   }
 }
 
+// Progress, logs and kept results (echomq:2.1.0).
+async function progressAndResults(client: Client): Promise<void> {
+  const q = 'typed.results'
+  const worker = new Worker(
+    client,
+    q,
+    async (job) => {
+      const lines: number = await job.log('resizing')
+      await job.updateProgress({ step: 1, of: 2 })
+      return { lines, size: [160, 120] }
+    },
+    { keepResultMs: 3_600_000 }
+  )
+  const running = worker.run()
+  const { id } = await client.enqueue(q, 'cat.png')
+  try {
+    const value: Buffer = await client.waitForResult(q, id, 30_000)
+    console.log(JSON.parse(value.toString('utf8')))
+  } catch (e) {
+    if (e instanceof EchoMQError && e.code === ErrorCode.JOB_DEAD) console.log('dead:', e.lastError)
+  }
+  const kept: Buffer | null = await client.result(q, id)
+  const log: string[] = await client.logs(q, id, 0, -1)
+  const info: JobInfo | null = await client.job(q, id)
+  console.log(kept, log, info ? info.progress : null)
+  await worker.close()
+  await running
+}
+
 helpers()
+void progressAndResults
 tour(process.env.EMQ_URL ?? 'redis://127.0.0.1:6379/').catch((e) => {
   console.error(e)
   process.exitCode = 1

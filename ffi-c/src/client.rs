@@ -819,6 +819,7 @@ pub unsafe extern "C" fn emq_get_job(
                     payload,
                     payload_len,
                     last_error: opt_c_string_raw(row.last_error.as_deref()),
+                    progress: opt_c_string_raw(row.progress.as_deref()),
                 },
             );
         }

@@ -29,6 +29,7 @@ mod types;
 mod worker;
 // Last, so the generated header keeps its order and only grows at the end.
 mod admin;
+mod progress;
 
 #[cfg(test)]
 mod tests;
@@ -37,6 +38,7 @@ pub use admin::*;
 pub use client::*;
 pub use features::*;
 pub use observe::*;
+pub use progress::*;
 pub use pure::*;
 pub use status::*;
 pub use types::*;

@@ -35,6 +35,10 @@ pub const EMQ_CLASS_RESERVE: emq_key_class = 3;
 pub const EMQ_CLASS_UNCLASSIFIED: emq_key_class = 4;
 /// `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
 pub const EMQ_CLASS_DEDUP: emq_key_class = 5;
+/// `emq:{q}:job:<id>:logs` (wire 2.1.0; `key_type` `"logs"`, `id` the job's id)
+pub const EMQ_CLASS_JOB_LOGS: emq_key_class = 6;
+/// `emq:{q}:job:<id>:result` (wire 2.1.0; `key_type` `"result"`, `id` the job's id)
+pub const EMQ_CLASS_JOB_RESULT: emq_key_class = 7;
 
 /// The parts of a branded id, from `emq_parse_id`.
 #[repr(C)]
@@ -338,6 +342,8 @@ pub unsafe extern "C" fn emq_classify(
             KeyClass::Job { .. } => EMQ_CLASS_JOB,
             KeyClass::Metric { .. } => EMQ_CLASS_METRIC,
             KeyClass::Dedup { .. } => EMQ_CLASS_DEDUP,
+            KeyClass::JobLogs { .. } => EMQ_CLASS_JOB_LOGS,
+            KeyClass::JobResult { .. } => EMQ_CLASS_JOB_RESULT,
             KeyClass::Reserve(_) => EMQ_CLASS_RESERVE,
             KeyClass::Unclassified => EMQ_CLASS_UNCLASSIFIED,
         };

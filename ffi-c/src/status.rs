@@ -55,6 +55,9 @@ pub const EMQ_ERR_PARTIAL_BATCH: emq_status = 22;
 /// A bug inside the library (a panic in its threads, caught); the operation
 /// did not finish. `emq_worker_join` answers it when the worker's run panicked.
 pub const EMQ_ERR_INTERNAL: emq_status = 23;
+/// The job `emq_wait_for_result` waited on went dead; `emq_error.last_error`
+/// holds its `last_error`.
+pub const EMQ_ERR_JOB_DEAD: emq_status = 24;
 /// C boundary: a required pointer argument was NULL.
 pub const EMQ_ERR_NULL_POINTER: emq_status = 100;
 /// C boundary: a string argument was not valid UTF-8.
@@ -65,7 +68,7 @@ pub const EMQ_ERR_PANIC: emq_status = 102;
 
 /// The status of each core kind, in `ErrorKind::ALL` order (checked by a test
 /// against `ErrorKind::status()`).
-pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 20] = [
+pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 21] = [
     (ErrorKind::Kind, EMQ_ERR_KIND),
     (ErrorKind::Stale, EMQ_ERR_STALE),
     (ErrorKind::Gone, EMQ_ERR_GONE),
@@ -86,6 +89,7 @@ pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 20] = [
     (ErrorKind::RateLimited, EMQ_ERR_RATE_LIMITED),
     (ErrorKind::PartialBatch, EMQ_ERR_PARTIAL_BATCH),
     (ErrorKind::Internal, EMQ_ERR_INTERNAL),
+    (ErrorKind::JobDead, EMQ_ERR_JOB_DEAD),
 ];
 
 /// An error record. Allocated by the library, released with `emq_error_free`.
@@ -108,6 +112,8 @@ pub struct emq_error {
     pub batch: *mut emq_batch_item,
     /// The number of entries in `batch` (0 when NULL).
     pub batch_len: usize,
+    /// `EMQ_ERR_JOB_DEAD` only: the job's `last_error` (NULL if none was recorded); else NULL.
+    pub last_error: *mut c_char,
 }
 
 /// The item's row exists: it was written; do not send it again.
@@ -196,6 +202,7 @@ impl emq_error {
             class_word: opt_c_string_raw(class_word),
             batch: std::ptr::null_mut(),
             batch_len: 0,
+            last_error: std::ptr::null_mut(),
         }))
     }
 
@@ -206,6 +213,10 @@ impl emq_error {
             err.found(),
             err.class_word(),
         );
+        if let Some(text) = err.last_error() {
+            // SAFETY: `boxed` was just allocated above and is not shared yet.
+            unsafe { &mut *boxed }.last_error = c_string_raw(text);
+        }
         if let Some(items) = err.batch_items() {
             let items: Vec<emq_batch_item> = items
                 .iter()
@@ -250,6 +261,8 @@ pub unsafe extern "C" fn emq_error_free(err: *mut emq_error) {
         unsafe { free_c_string(err.found) };
         // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
         unsafe { free_c_string(err.class_word) };
+        // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+        unsafe { free_c_string(err.last_error) };
         // SAFETY: the list was built by `into_raw_list` with this length and is freed once.
         drop(unsafe { crate::types::from_raw_list(err.batch, err.batch_len) });
     })

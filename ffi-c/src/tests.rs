@@ -94,8 +94,8 @@ macro_rules! layout {
 #[test]
 #[cfg(all(target_pointer_width = "64", not(windows)))]
 fn struct_layouts_lp64() {
-    layout!(emq_error, 56, 8, status => 0, code => 8, message => 16, found => 24, class_word => 32,
-        batch => 40, batch_len => 48);
+    layout!(emq_error, 64, 8, status => 0, code => 8, message => 16, found => 24, class_word => 32,
+        batch => 40, batch_len => 48, last_error => 56);
     layout!(emq_batch_item, 20, 4, id => 0, state => 16);
     layout!(emq_id, 15, 1, text => 0);
     layout!(emq_enqueued, 16, 1, id => 0, duplicate => 15);
@@ -109,8 +109,8 @@ fn struct_layouts_lp64() {
     layout!(emq_verdict_list, 16, 8, items => 0, len => 8);
     layout!(emq_queue_counts, 48, 8, pending => 0, active => 8, scheduled => 16, dead => 24,
         completed => 32, failed => 40);
-    layout!(emq_job_info, 56, 8, id => 0, state => 16, attempts => 24, payload => 32,
-        payload_len => 40, last_error => 48);
+    layout!(emq_job_info, 64, 8, id => 0, state => 16, attempts => 24, payload => 32,
+        payload_len => 40, last_error => 48, progress => 56);
     layout!(emq_time_range, 16, 8, from_ms => 0, to_ms => 8);
     layout!(emq_id_list, 16, 8, ids => 0, len => 8);
     layout!(emq_bundle_mismatch, 24, 8, field => 0, ours => 8, theirs => 16);
@@ -125,11 +125,11 @@ fn struct_layouts_lp64() {
         token => 24, error => 32, retry_in_ms => 40, duration_ms => 48, count => 56);
     layout!(emq_queue_event, 56, 8, queue => 0, event => 8, job => 16, field_names => 24,
         field_values => 32, field_count => 40, json => 48);
-    layout!(emq_worker_options, 104, 8, concurrency => 0, backoff => 4, lease_ms => 8,
+    layout!(emq_worker_options, 112, 8, concurrency => 0, backoff => 4, lease_ms => 8,
         max_attempts => 16, backoff_base_ms => 24, backoff_cap_ms => 32,
         pump_interval_ms => 40, idle_max_ms => 48, shutdown_grace_ms => 56,
         prefetch => 64, handler_batch => 72, dead_max_age_ms => 80, dead_max_len => 88,
-        max_stalls => 96);
+        max_stalls => 96, keep_result_ms => 104);
     layout!(emq_string_list, 16, 8, items => 0, len => 8);
     layout!(emq_stats, 80, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
         lease_lost => 32, in_flight => 40, claim_failures => 48, heartbeat_failures => 56,

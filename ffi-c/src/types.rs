@@ -135,6 +135,9 @@ pub struct emq_job_info {
     pub payload_len: usize,
     /// The last failure's text, NUL-terminated; NULL when there is none.
     pub last_error: *const c_char,
+    /// The last progress the holder wrote (echomq:2.1.0), its JSON text
+    /// NUL-terminated; NULL when none was written.
+    pub progress: *const c_char,
 }
 
 /// Where a failed job went (`emq_retry`).
@@ -382,6 +385,8 @@ pub unsafe extern "C" fn emq_job_info_free(info: *mut emq_job_info) {
         unsafe { free_raw_bytes(info.payload, info.payload_len) };
         // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
         unsafe { free_c_string(info.last_error as *mut c_char) };
+        // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+        unsafe { free_c_string(info.progress as *mut c_char) };
     })
 }
 

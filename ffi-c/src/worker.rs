@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use emq_core::{Backoff, HandlerError, Worker, WorkerHandle, WorkerOptions};
+use emq_core::{Backoff, HandlerError, Output, Worker, WorkerHandle, WorkerOptions};
 
 use crate::client::emq_client;
 use crate::guard::*;
@@ -35,10 +35,12 @@ pub const EMQ_BACKOFF_FIXED: emq_backoff = 1;
 /// Uniform in `[0, min(cap, base * 2^(attempt-1))]` ("full jitter").
 pub const EMQ_BACKOFF_JITTER: emq_backoff = 2;
 
-/// Where a handler reports its failure message (opaque; valid only during
-/// the handler call). See `emq_handler_result_set_message`.
+/// Where a handler reports its failure message, or its value to keep as the
+/// job's result (opaque; valid only during the handler call). See
+/// `emq_handler_result_set_message` and `emq_handler_result_set_value`.
 pub struct emq_handler_result {
     message: Option<String>,
+    value: Option<Vec<u8>>,
 }
 
 /// A job handler. Called on a library-owned thread, up to `concurrency`
@@ -96,6 +98,10 @@ pub struct emq_worker_options {
     /// Stalls (lapsed leases: the worker died or hung) a job survives before
     /// the reap pump dead-letters it with `last_error` `"stalled"`. Default 2.
     pub max_stalls: u64,
+    /// Keep the value a handler sets with `emq_handler_result_set_value` as
+    /// the job's result for this long (`emq_result`, `emq_wait_for_result`;
+    /// wire 2.1.0). 0 (the default) keeps nothing.
+    pub keep_result_ms: u64,
 }
 
 /// `emq_worker_options.dead_max_len`: no length bound.
@@ -152,6 +158,7 @@ pub extern "C" fn emq_worker_options_default() -> emq_worker_options {
             .dead_max_len
             .map_or(EMQ_DEAD_KEEP_ALL, |n| i64::try_from(n).unwrap_or(i64::MAX)),
         max_stalls: d.max_stalls,
+        keep_result_ms: d.keep_result_ms,
     }
 }
 
@@ -197,6 +204,7 @@ impl emq_worker_options {
                 }
             },
             max_stalls: self.max_stalls,
+            keep_result_ms: self.keep_result_ms,
         })
     }
 }
@@ -260,16 +268,19 @@ fn call_handler(
     user_data: UserData,
     gate: &CallGate,
     job: &emq_core::Job,
-) -> Result<(), HandlerError> {
+) -> Output {
     let _ticket = gate.enter();
     let view = emq_job::borrowed(job);
-    let mut result = emq_handler_result { message: None };
+    let mut result = emq_handler_result {
+        message: None,
+        value: None,
+    };
     // SAFETY: `view` and `result` live until the call returns; the handler's
     // contract is documented on `emq_handler`.
     let status = unsafe { handler(&view, user_data.0, &mut result) };
     let message = result.message.take();
     match status {
-        EMQ_HANDLER_OK => Ok(()),
+        EMQ_HANDLER_OK => Ok(result.value.take()),
         EMQ_HANDLER_FATAL => {
             Err(HandlerError::fatal(message.unwrap_or_else(|| {
                 "handler returned EMQ_HANDLER_FATAL".into()
@@ -384,7 +395,7 @@ pub unsafe extern "C" fn emq_worker_new(
         };
         let gate = Arc::new(CallGate::default());
         let (user_data, call_gate) = (UserData(user_data), gate.clone());
-        let worker = Worker::new_blocking(client, queue, options, move |job| {
+        let worker = Worker::new_blocking_returning(client, queue, options, move |job| {
             call_handler(handler, user_data, &call_gate, job)
         })?;
         *out = Box::into_raw(Box::new(emq_worker {
@@ -571,6 +582,33 @@ pub unsafe extern "C" fn emq_handler_result_set_message(
                 .to_string_lossy()
                 .into_owned(),
         );
+        Ok(())
+    })
+}
+
+/// Set the value the current handler call answers, kept as the job's result
+/// when the worker's `keep_result_ms` > 0 and the handler returns
+/// `EMQ_HANDLER_OK` (copied; `len` bytes, `value` may be NULL when `len` is 0;
+/// a later call replaces it). Without it a kept result is empty.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_handler_result_set_value(
+    result: *mut emq_handler_result,
+    value: *const u8,
+    len: usize,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let result = unsafe { out_arg(result, "result") }?;
+        // SAFETY: `value` is NULL (with `len` 0) or valid for `len` bytes (`# Safety`).
+        let bytes = unsafe { slice_arg(value, len, "value") }?;
+        result.value = Some(bytes.to_vec());
         Ok(())
     })
 }

@@ -42,6 +42,11 @@ fuzz_target!(|data: &[u8]| {
     let _ = replies::reaped(value.clone());
     let _ = replies::deduped(value.clone());
     let _ = replies::rate_limited(value.clone());
+    let _ = replies::progressed(value.clone());
+    if let Ok(n) = replies::logged(&id, value.clone()) {
+        assert!(n <= i64::MAX as u64);
+    }
+    let _ = replies::log_lines(value.clone());
     if let Value::Array(items) = &value {
         // One id per verdict (reaching the verdict words), and one too many.
         for n in [items.len(), items.len() + 1] {
@@ -49,6 +54,10 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(verdicts) = replies::completed_many(&ids, value.clone()) {
                 assert_eq!(verdicts.len(), n);
             }
+        }
+        // A result wait's two answers: a kept value is handed back whole.
+        if let Ok(Some(kept)) = replies::result_wait(&id, items.clone()) {
+            assert!(matches!(&items[1], Value::BulkString(b) if *b == kept));
         }
         if let Ok(c) = replies::counts(items.clone()) {
             assert!(c.pending.max(c.failed) <= i64::MAX as u64);

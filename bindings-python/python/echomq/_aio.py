@@ -190,6 +190,29 @@ class AsyncClient:
         ``timeout_ms``)."""
         return await self._native.wait_for(queue, id, timeout_ms)
 
+    async def update_progress(self, queue: str, id: str, token: int, value: object) -> None:
+        """The holder records how far job ``id`` got (any JSON-able value)."""
+        await self._native.update_progress(queue, id, token, value)
+
+    async def log(
+        self, queue: str, id: str, line: str, max_lines: Optional[int] = None
+    ) -> int:
+        """Append a line to job ``id``'s log; answers the log's length."""
+        return await self._native.log(queue, id, line, max_lines)
+
+    async def logs(self, queue: str, id: str, start: int = 0, end: int = -1) -> List[str]:
+        """Lines ``start..=end`` of job ``id``'s log (LRANGE indexes)."""
+        return await self._native.logs(queue, id, start, end)
+
+    async def result(self, queue: str, id: str) -> Optional[bytes]:
+        """The result a worker kept for job ``id`` (``keep_result_ms``), or ``None``."""
+        return await self._native.result(queue, id)
+
+    async def wait_for_result(self, queue: str, id: str, timeout_ms: int) -> bytes:
+        """Wait for job ``id``'s kept result: ``JobDeadError`` if it went dead,
+        ``JobGoneError`` if it has no row and no result, ``TimeoutError``."""
+        return await self._native.wait_for_result(queue, id, timeout_ms)
+
     async def metrics_text(self, queues: Iterable[str]) -> str:
         """Prometheus text exposition for ``queues``."""
         return await self._native.metrics_text(list(queues))

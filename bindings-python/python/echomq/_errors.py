@@ -31,6 +31,7 @@ __all__ = [
     "RateLimitedError",
     "PartialBatchError",
     "InternalError",
+    "JobDeadError",
     "Unrecoverable",
 ]
 
@@ -201,6 +202,19 @@ class InternalError(EchoMQError):
     code = "EMQ_INTERNAL"
 
 
+class JobDeadError(EchoMQError):
+    """The job ``wait_for_result`` waited on went dead; ``.last_error`` is
+    its ``last_error`` (``None`` if none was recorded)."""
+
+    code = "EMQ_JOB_DEAD"
+
+    def __init__(
+        self, message: str = "", code: Optional[str] = None, last_error: Optional[str] = None
+    ) -> None:
+        super().__init__(message, code)
+        self.last_error = last_error
+
+
 class Unrecoverable(Exception):
     """Raise from a worker handler to send the job straight to dead (no retries)."""
 
@@ -228,6 +242,7 @@ _BY_CODE: Dict[str, Type[EchoMQError]] = {
         RateLimitedError,
         PartialBatchError,
         InternalError,
+        JobDeadError,
     )
 }
 
@@ -248,6 +263,8 @@ def _from_native(
         return ProtocolError(message, word=detail or "")
     if cls is RateLimitedError:
         return RateLimitedError(message, retry_after_ms=int(detail or 0))
+    if cls is JobDeadError:
+        return JobDeadError(message, last_error=detail)
     if cls is EchoMQError:
         return EchoMQError(message, code)
     return cls(message)

@@ -40,10 +40,12 @@ those they want (``on_completed``, ``on_failed``, ...)."""
 
 _log = logging.getLogger("echomq.worker")
 
-Handler = Callable[[Job], Optional[Awaitable[object]]]
+Handler = Callable[[Job], object]
 """A function (or ``async def``) taking the claimed ``Job``. Returning means
-success; raising means failure (retried with ``str(exc)`` as ``last_error``);
-raising ``echomq.Unrecoverable`` sends the job straight to dead."""
+success (with ``keep_result_ms``, the returned value is kept as the job's
+result: ``bytes``/``str`` as they are, other values as JSON); raising means
+failure (retried with ``str(exc)`` as ``last_error``); raising
+``echomq.Unrecoverable`` sends the job straight to dead."""
 
 
 def _is_async(handler: object) -> bool:
@@ -80,6 +82,7 @@ class Worker:
         dead_max_age_ms: Optional[int] = None,
         dead_max_len: Optional[int] = None,
         max_stalls: Optional[int] = None,
+        keep_result_ms: Optional[int] = None,
         handle_signals: bool = True,
         events: Optional[object] = None,
     ) -> None:
@@ -109,6 +112,7 @@ class Worker:
             dead_max_age_ms=dead_max_age_ms,
             dead_max_len=dead_max_len,
             max_stalls=max_stalls,
+            keep_result_ms=keep_result_ms,
             batched=self._async,
         )
         self._listeners = listeners
@@ -152,10 +156,10 @@ class Worker:
         except Exception:  # a listener's bug must not stop the worker
             _log.exception("echomq worker: the %s listener raised", event.name)
 
-    def _call_async_batch(self, jobs: List[Job]) -> List[Optional[BaseException]]:
+    def _call_async_batch(self, jobs: List[Job]) -> List[object]:
         # On a core blocking thread: run the batch's coroutines together on
-        # the loop and wait (the wait releases the GIL); answer None or the
-        # exception for each job, in order.
+        # the loop and wait (the wait releases the GIL); answer ``(value,)``
+        # or the exception for each job, in order.
         loop = self._loop
         if loop is None or loop.is_closed():
             raise EchoMQError("the async handler's event loop is not running")
@@ -250,12 +254,11 @@ def _listeners(events: Optional[object]) -> "dict[str, Callable[[WorkerEvent], o
     return found
 
 
-async def _gather(coros: Sequence[object]) -> List[Optional[BaseException]]:
-    async def one(coro: object) -> Optional[BaseException]:
+async def _gather(coros: Sequence[object]) -> List[object]:
+    async def one(coro: object) -> object:
         try:
             assert inspect.isawaitable(coro)
-            await coro
-            return None
+            return (await coro,)
         except BaseException as e:  # the job's failure, reported per job
             return e
 

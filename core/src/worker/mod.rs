@@ -94,6 +94,12 @@ pub struct WorkerOptions {
     /// (one stall is forgiven). Needs wire 2.1.0; a client speaking 2.0.0
     /// reaps without a cap, as 2.0.0 does.
     pub max_stalls: u64,
+    /// Keep each completed job's result — the handler's return value (see
+    /// [`Output`]) — at `emq:{q}:job:<id>:result` for this long, written by
+    /// the script that completes the job; the job's log is kept as long.
+    /// Default 0: completion deletes the job and its log, as before. Needs
+    /// wire 2.1.0.
+    pub keep_result_ms: u64,
 }
 
 impl Default for WorkerOptions {
@@ -113,6 +119,7 @@ impl Default for WorkerOptions {
             dead_max_age_ms: None,
             dead_max_len: None,
             max_stalls: defaults::MAX_STALLS,
+            keep_result_ms: defaults::KEEP_RESULT_MS,
         }
     }
 }
@@ -137,6 +144,7 @@ impl WorkerOptions {
             ("shutdown_grace_ms", self.shutdown_grace_ms, 0),
             ("backoff_base_ms", self.backoff_base_ms, 0),
             ("backoff_cap_ms", self.backoff_cap_ms, 0),
+            ("keep_result_ms", self.keep_result_ms, 0),
         ];
         for (name, value, min) in durations {
             in_range(name, value, min, defaults::MAX_DURATION_MS)?;
@@ -246,6 +254,16 @@ pub struct WorkerStats {
 /// What a handler answers for one job.
 pub type Verdict = std::result::Result<(), HandlerError>;
 
+/// What a handler that returns a value answers for one job (the
+/// `*_returning` constructors): `Ok(Some(bytes))` is kept as the job's
+/// result when the worker's `keep_result_ms` > 0 (`Ok(None)` keeps an empty
+/// one); with `keep_result_ms` = 0 the value is dropped.
+pub type Output = std::result::Result<Option<Vec<u8>>, HandlerError>;
+
+fn no_value(verdict: Verdict) -> Output {
+    verdict.map(|()| None)
+}
+
 /// A worker over one queue. Cheap to clone; clones control the same worker.
 #[derive(Clone)]
 pub struct Worker {
@@ -272,6 +290,23 @@ impl Worker {
         F: Fn(Job) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Verdict> + Send + 'static,
     {
+        Self::new_returning(client, queue, options, move |job| {
+            handler(job).map(no_value)
+        })
+    }
+
+    /// Like [`Worker::new`], but the handler answers a value to keep as the
+    /// job's result (see `keep_result_ms`).
+    pub fn new_returning<F, Fut>(
+        client: Client,
+        queue: &str,
+        options: WorkerOptions,
+        handler: F,
+    ) -> Result<Worker>
+    where
+        F: Fn(Job) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Output> + Send + 'static,
+    {
         let dispatch =
             Dispatch::PerJob(Arc::new(move |job| Box::pin(handler(job)) as HandlerFuture));
         Self::with_dispatch(client, queue, options, dispatch)
@@ -291,6 +326,23 @@ impl Worker {
         F: Fn(Vec<Job>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Vec<Verdict>> + Send + 'static,
     {
+        Self::new_batch_returning(client, queue, options, move |jobs| {
+            handler(jobs).map(|verdicts| verdicts.into_iter().map(no_value).collect())
+        })
+    }
+
+    /// Like [`Worker::new_batch`], with one [`Output`] per job (the values
+    /// Node's handlers return).
+    pub fn new_batch_returning<F, Fut>(
+        client: Client,
+        queue: &str,
+        options: WorkerOptions,
+        handler: F,
+    ) -> Result<Worker>
+    where
+        F: Fn(Vec<Job>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<Output>> + Send + 'static,
+    {
         let dispatch =
             Dispatch::Batch(Arc::new(move |jobs| Box::pin(handler(jobs)) as BatchFuture));
         Self::with_dispatch(client, queue, options, dispatch)
@@ -309,7 +361,23 @@ impl Worker {
     where
         F: Fn(&Job) -> Verdict + Send + Sync + 'static,
     {
-        Self::new_blocking_batch(client, queue, options, move |jobs: &[Job]| {
+        Self::new_blocking_returning(client, queue, options, move |job: &Job| {
+            no_value(handler(job))
+        })
+    }
+
+    /// Like [`Worker::new_blocking`], but the handler answers a value to
+    /// keep as the job's result (see `keep_result_ms`).
+    pub fn new_blocking_returning<F>(
+        client: Client,
+        queue: &str,
+        options: WorkerOptions,
+        handler: F,
+    ) -> Result<Worker>
+    where
+        F: Fn(&Job) -> Output + Send + Sync + 'static,
+    {
+        Self::new_blocking_batch_returning(client, queue, options, move |jobs: &[Job]| {
             jobs.iter().map(&handler).collect()
         })
     }
@@ -326,8 +394,24 @@ impl Worker {
     where
         F: Fn(&[Job]) -> Vec<Verdict> + Send + Sync + 'static,
     {
+        Self::new_blocking_batch_returning(client, queue, options, move |jobs: &[Job]| {
+            handler(jobs).into_iter().map(no_value).collect()
+        })
+    }
+
+    /// Like [`Worker::new_blocking_batch`], with one [`Output`] per job (the
+    /// values Python's and C's handlers return).
+    pub fn new_blocking_batch_returning<F>(
+        client: Client,
+        queue: &str,
+        options: WorkerOptions,
+        handler: F,
+    ) -> Result<Worker>
+    where
+        F: Fn(&[Job]) -> Vec<Output> + Send + Sync + 'static,
+    {
         let handler = Arc::new(handler);
-        Self::new_batch(client, queue, options, move |jobs: Vec<Job>| {
+        Self::new_batch_returning(client, queue, options, move |jobs: Vec<Job>| {
             let handler = handler.clone();
             async move {
                 let n = jobs.len();
@@ -347,6 +431,9 @@ impl Worker {
     ) -> Result<Worker> {
         keys::validate_queue(queue)?;
         options.validate()?;
+        if options.keep_result_ms > 0 {
+            client.require(crate::WireVersion::V2_1_0, "keep_result_ms")?;
+        }
         client.check_open()?;
         Ok(Worker {
             shared: Arc::new(Shared {

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::settle::{ids, lock, release, settle, settler, Held, Settlement};
 use super::state::{panic_text, Dispatch, Shared as WorkerShared};
-use super::{HandlerError, Verdict, WorkerEvent};
+use super::{HandlerError, Output, WorkerEvent};
 use crate::admin::DeadBound;
 use crate::defaults::PUMP_LIMIT;
 use crate::error::{Error, ErrorKind, Result};
@@ -437,7 +437,7 @@ async fn run_handler(ctx: Settle, jobs: Vec<Job>, slots: Slots) {
         ctx.shared.emit(WorkerEvent::Active { id, token });
     }
     let started = Instant::now();
-    let verdicts: Vec<Verdict> = match &ctx.shared.dispatch {
+    let verdicts: Vec<Output> = match &ctx.shared.dispatch {
         Dispatch::PerJob(handler) => {
             let job = jobs.into_iter().next().expect("one job per task");
             vec![guarded(|| handler(job)).await.and_then(|verdict| verdict)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::state::Shared as WorkerShared;
-use super::{Verdict, WorkerEvent};
+use super::{Output, WorkerEvent};
 use crate::defaults::SETTLE_BATCH;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
@@ -32,6 +32,8 @@ pub(crate) struct Settlement {
     held: bool,
     /// How long its handler ran (for the `completed` event and the metrics).
     ran: Duration,
+    /// The handler's value, kept as the job's result with `keep_result_ms`.
+    result: Option<Vec<u8>>,
 }
 
 /// Settle one job from its handler's verdict; `ran` is how long the handler took.
@@ -41,7 +43,7 @@ pub(crate) async fn settle(
     settler: &mpsc::Sender<Settlement>,
     id: BrandedId,
     token: u64,
-    verdict: Verdict,
+    verdict: Output,
     ran: Duration,
 ) {
     // Stop heartbeating it before settling (the lease has at least two thirds
@@ -52,12 +54,13 @@ pub(crate) async fn settle(
         // The settler batches it with others; the slot is already free, so
         // the next claim shares a round trip with this settlement instead of
         // waiting for it. The bounded channel still applies back-pressure.
-        Ok(()) => {
+        Ok(result) => {
             let settlement = Settlement {
                 id,
                 token,
                 held,
                 ran,
+                result,
             };
             if let Err(mpsc::error::SendError(lost)) = settler.send(settlement).await {
                 let closed = Error::new(ErrorKind::Closed, "settler stopped");
@@ -108,6 +111,7 @@ pub(crate) async fn settle(
         token,
         held,
         ran,
+        result: None,
     };
     record(shared, &settlement, retried.map(|()| false));
 }
@@ -157,8 +161,22 @@ pub(crate) async fn settler(shared: Arc<WorkerShared>, mut rx: mpsc::Receiver<Se
     let mut batch: Vec<Settlement> = Vec::with_capacity(SETTLE_BATCH);
     while rx.recv_many(&mut batch, SETTLE_BATCH).await > 0 {
         let jobs: Vec<(String, u64)> = batch.iter().map(|s| (s.id.to_string(), s.token)).collect();
-        let refs: Vec<(&str, u64)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
-        match shared.client.complete_many(&shared.queue, &refs).await {
+        let keep = shared.options.keep_result_ms;
+        let completed = if keep > 0 {
+            let kept: Vec<(&str, u64, &[u8])> = jobs
+                .iter()
+                .zip(&batch)
+                .map(|((id, t), s)| (id.as_str(), *t, s.result.as_deref().unwrap_or_default()))
+                .collect();
+            shared
+                .client
+                .complete_many_kept(&shared.queue, &kept, keep)
+                .await
+        } else {
+            let refs: Vec<(&str, u64)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+            shared.client.complete_many(&shared.queue, &refs).await
+        };
+        match completed {
             Ok(verdicts) => {
                 for (s, verdict) in batch.drain(..).zip(verdicts) {
                     record(&shared, &s, verdict.map(|()| true));

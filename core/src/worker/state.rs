@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, OnceLock};
 
 use super::events::{EventListener, WorkerEvent};
-use super::{Verdict, WorkerOptions};
+use super::{Output, WorkerOptions};
 use crate::client::Client;
 use crate::metrics::WorkerMetrics;
 use crate::types::Job;
 
-pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Verdict> + Send>>;
-pub(crate) type BatchFuture = Pin<Box<dyn Future<Output = Vec<Verdict>> + Send>>;
+pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Output> + Send>>;
+pub(crate) type BatchFuture = Pin<Box<dyn Future<Output = Vec<Output>> + Send>>;
 
 /// How the loop hands jobs over: one call per job (its slot frees when it
 /// ends), or one call per batch of up to `handler_batch` jobs answering a

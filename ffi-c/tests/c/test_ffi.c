@@ -22,8 +22,9 @@
 
 /* ---- the layouts the Rust side asserts (ffi-c/src/tests.rs), from C ---- */
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
-_Static_assert(sizeof(emq_error) == 56 && offsetof(emq_error, class_word) == 32 &&
-                   offsetof(emq_error, batch) == 40 && offsetof(emq_error, batch_len) == 48,
+_Static_assert(sizeof(emq_error) == 64 && offsetof(emq_error, class_word) == 32 &&
+                   offsetof(emq_error, batch) == 40 && offsetof(emq_error, batch_len) == 48 &&
+                   offsetof(emq_error, last_error) == 56,
                "emq_error");
 _Static_assert(sizeof(emq_batch_item) == 20 && offsetof(emq_batch_item, state) == 16, "emq_batch_item");
 _Static_assert(sizeof(emq_id) == 15, "emq_id");
@@ -40,10 +41,11 @@ _Static_assert(sizeof(emq_enqueue_result) == 32 && offsetof(emq_enqueue_result, 
 _Static_assert(sizeof(emq_verdict) == 16 && offsetof(emq_verdict, error) == 8, "emq_verdict");
 _Static_assert(sizeof(emq_queue_counts) == 48 && offsetof(emq_queue_counts, failed) == 40,
                "emq_queue_counts");
-_Static_assert(sizeof(emq_job_info) == 56 && offsetof(emq_job_info, state) == 16 &&
+_Static_assert(sizeof(emq_job_info) == 64 && offsetof(emq_job_info, state) == 16 &&
                    offsetof(emq_job_info, attempts) == 24 && offsetof(emq_job_info, payload) == 32 &&
                    offsetof(emq_job_info, payload_len) == 40 &&
-                   offsetof(emq_job_info, last_error) == 48,
+                   offsetof(emq_job_info, last_error) == 48 &&
+                   offsetof(emq_job_info, progress) == 56,
                "emq_job_info");
 _Static_assert(sizeof(emq_id_parts) == 24 && offsetof(emq_id_parts, node_id) == 4 &&
                    offsetof(emq_id_parts, snowflake) == 8,
@@ -61,14 +63,15 @@ _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, toke
 _Static_assert(sizeof(emq_queue_event) == 56 && offsetof(emq_queue_event, field_count) == 40 &&
                    offsetof(emq_queue_event, json) == 48,
                "emq_queue_event");
-_Static_assert(sizeof(emq_worker_options) == 104 && offsetof(emq_worker_options, backoff) == 4 &&
+_Static_assert(sizeof(emq_worker_options) == 112 && offsetof(emq_worker_options, backoff) == 4 &&
                    offsetof(emq_worker_options, lease_ms) == 8 &&
                    offsetof(emq_worker_options, shutdown_grace_ms) == 56 &&
                    offsetof(emq_worker_options, prefetch) == 64 &&
                    offsetof(emq_worker_options, handler_batch) == 72 &&
                    offsetof(emq_worker_options, dead_max_age_ms) == 80 &&
                    offsetof(emq_worker_options, dead_max_len) == 88 &&
-                   offsetof(emq_worker_options, max_stalls) == 96,
+                   offsetof(emq_worker_options, max_stalls) == 96 &&
+                   offsetof(emq_worker_options, keep_result_ms) == 104,
                "emq_worker_options");
 _Static_assert(sizeof(emq_string_list) == 16 && offsetof(emq_string_list, len) == 8, "emq_string_list");
 _Static_assert(sizeof(emq_stats) == 80 && offsetof(emq_stats, in_flight) == 40 &&
@@ -1268,6 +1271,114 @@ static void test_operator_verbs(void) {
     emq_client_free(c);
 }
 
+/* Issue #13 §2/§4 (echomq:2.1.0): progress, logs and kept results, the
+ * scenario every binding runs. */
+static emq_handler_status result_handler(const emq_job *job, void *user_data, emq_handler_result *result) {
+    emq_client *c = user_data;
+    emq_update_progress(c, "t.results", job->id, job->token, "50", NULL);
+    emq_log(c, "t.results", job->id, "working", 0, NULL, NULL);
+    if (job->payload_len == 4 && memcmp(job->payload, "fail", 4) == 0) {
+        emq_handler_result_set_message(result, "it broke", NULL);
+        return EMQ_HANDLER_RETRY;
+    }
+    if (job->payload_len == 1 && job->payload[0] == 'a') {
+        emq_handler_result_set_value(result, LIT("done:a"), NULL);
+    }
+    return EMQ_HANDLER_OK;
+}
+
+static void test_progress_logs_results(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    if (!c) return;
+    emq_error *err = NULL;
+    const char *q = "t.progress";
+    emq_enqueued receipt;
+    char line[256], cmd[256];
+    CHECK(ok(emq_enqueue(c, q, LIT("p"), &receipt, &err), err));
+    const char *id = receipt.id;
+    /* not held: stale */
+    CHECK(emq_update_progress(c, q, id, 0, "10", &err) == EMQ_ERR_STALE);
+    emq_error_free(err);
+    err = NULL;
+    emq_job *job = NULL;
+    CHECK(ok(emq_claim(c, q, 30000, &job, &err), err) && job);
+    if (!job) return;
+    CHECK(ok(emq_update_progress(c, q, id, job->token, "{\"done\":3}", &err), err));
+    snprintf(cmd, sizeof cmd, "HGET 'emq:{%s}:job:%s' progress", q, id);
+    redis(g_url, line, sizeof line, "%s", cmd);
+    CHECK(strcmp(line, "{\"done\":3}") == 0);
+    emq_job_info *info = NULL;
+    CHECK(ok(emq_get_job(c, q, id, &info, &err), err) && info && info->progress);
+    if (info && info->progress) CHECK(strcmp(info->progress, "{\"done\":3}") == 0);
+    emq_job_info_free(info);
+    CHECK(emq_update_progress(c, q, id, job->token, "not json", &err) == EMQ_ERR_INVALID_ARGUMENT);
+    emq_error_free(err);
+    err = NULL;
+    uint64_t len = 0;
+    for (int i = 1; i <= 5; i++) {
+        char text[16];
+        snprintf(text, sizeof text, "line %d", i);
+        CHECK(ok(emq_log(c, q, id, text, 3, &len, &err), err) && len == (uint64_t)(i < 3 ? i : 3));
+    }
+    emq_string_list *lines = NULL;
+    CHECK(ok(emq_logs(c, q, id, 0, -1, &lines, &err), err) && lines && lines->len == 3);
+    if (lines && lines->len == 3) CHECK(strcmp(lines->items[0], "line 3") == 0 && strcmp(lines->items[2], "line 5") == 0);
+    emq_string_list_free(lines);
+    CHECK(ok(emq_complete(c, q, id, job->token, &err), err));
+    emq_job_free(job);
+    snprintf(cmd, sizeof cmd, "EXISTS 'emq:{%s}:job:%s:logs'", q, id);
+    redis(g_url, line, sizeof line, "%s", cmd);
+    CHECK(strcmp(line, "0") == 0);
+    CHECK(emq_log(c, q, id, "late", 0, NULL, &err) == EMQ_ERR_GONE);
+    emq_error_free(err);
+    err = NULL;
+
+    /* a worker keeping results */
+    const char *rq = "t.results";
+    emq_enqueued ok_job, dead_job, empty_job;
+    CHECK(ok(emq_enqueue(c, rq, LIT("a"), &ok_job, &err), err));
+    CHECK(ok(emq_enqueue(c, rq, LIT("fail"), &dead_job, &err), err));
+    CHECK(ok(emq_enqueue(c, rq, LIT("nothing"), &empty_job, &err), err));
+    emq_worker_options o = emq_worker_options_default();
+    CHECK(o.keep_result_ms == 0);
+    o.keep_result_ms = 60000;
+    o.max_attempts = 1;
+    emq_worker *w = NULL;
+    CHECK(ok(emq_worker_new(c, rq, &o, result_handler, c, &w, &err), err));
+    CHECK(ok(emq_worker_start(w, &err), err));
+    emq_value *value = NULL;
+    CHECK(ok(emq_wait_for_result(c, rq, ok_job.id, 20000, &value, &err), err) && value);
+    if (value) CHECK(value->len == 6 && memcmp(value->data, "done:a", 6) == 0);
+    emq_value_free(value);
+    value = NULL;
+    CHECK(ok(emq_wait_for_result(c, rq, empty_job.id, 20000, &value, &err), err) && value);
+    if (value) CHECK(value->len == 0);
+    emq_value_free(value);
+    value = NULL;
+    CHECK(emq_wait_for_result(c, rq, dead_job.id, 20000, &value, &err) == EMQ_ERR_JOB_DEAD);
+    CHECK(err && err->last_error && strcmp(err->last_error, "it broke") == 0 && value == NULL);
+    emq_error_free(err);
+    err = NULL;
+    CHECK(ok(emq_worker_stop(w, &err), err));
+    CHECK(ok(emq_worker_join(w, &err), err));
+    emq_worker_free(w);
+    snprintf(cmd, sizeof cmd, "PTTL 'emq:{%s}:job:%s:result'", rq, ok_job.id);
+    redis(g_url, line, sizeof line, "%s", cmd);
+    long ttl = atol(line);
+    CHECK(ttl > 50000 && ttl <= 60000);
+    snprintf(cmd, sizeof cmd, "PTTL 'emq:{%s}:job:%s:logs'", rq, ok_job.id);
+    redis(g_url, line, sizeof line, "%s", cmd);
+    ttl = atol(line);
+    CHECK(ttl > 50000 && ttl <= 60000);
+    CHECK(ok(emq_result(c, rq, ok_job.id, &value, &err), err) && value && value->len == 6);
+    emq_value_free(value);
+    value = NULL;
+    CHECK(ok(emq_result(c, rq, dead_job.id, &value, &err), err) && value == NULL);
+    CHECK(emq_result(c, rq, ok_job.id, NULL, NULL) == EMQ_ERR_NULL_POINTER);
+    emq_client_free(c);
+}
+
 int main(int argc, char **argv) {
     g_url = getenv("EMQ_URL");
     if (!g_url) {
@@ -1300,6 +1411,7 @@ int main(int argc, char **argv) {
              test_limits_are_enforced_inside_the_claim);
     run_test("poison job killing its worker 3 times ends dead 'stalled'",
              test_poison_job_killing_its_worker_three_times_is_dead_stalled);
+    run_test("progress, logs and kept results (2.1.0)", test_progress_logs_results);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

@@ -1,0 +1,31 @@
+-- complete_result (echomq:2.1.0): complete exactly as complete does (same
+-- token and state checks, same answers), and settle the job's log and result
+-- in the same script, so nothing outlives the row by accident:
+-- * keep ms = 0: the log emq:{q}:job:<id>:logs is deleted with the row (the
+--   reference deletes it only on remove and drain, so it leaks);
+-- * keep ms > 0: the handler's value is stored at emq:{q}:job:<id>:result
+--   for that long, and the log gets the same TTL: both go together.
+-- KEYS[1] active  KEYS[2] row  KEYS[3] pending  KEYS[4] metrics:completed
+-- KEYS[5] logs  KEYS[6] result
+-- ARGV[1] id  ARGV[2] token  ARGV[3] keep ms  ARGV[4] result value
+-- Answer: 'ok' | 'gone'; EMQSTALE on a token mismatch or a job no longer held.
+local held = redis.call('HMGET', KEYS[2], 'attempts', 'state')
+if not held[1] then
+  return 'gone'
+end
+if held[1] ~= ARGV[2] then return redis.error_reply('EMQSTALE complete token mismatch') end
+if held[2] ~= 'active' and held[2] ~= 'pending' then
+  return redis.error_reply('EMQSTALE complete job not held (' .. tostring(held[2]) .. ')')
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('DEL', KEYS[2])
+redis.call('HINCRBY', KEYS[4], 'count', 1)
+local keep = tonumber(ARGV[3])
+if keep > 0 then
+  redis.call('SET', KEYS[6], ARGV[4], 'PX', keep)
+  redis.call('PEXPIRE', KEYS[5], keep)
+else
+  redis.call('DEL', KEYS[5])
+end
+return 'ok'

@@ -1,0 +1,382 @@
+//! Issue #13 §2 and §4 against a real server: progress (the row field
+//! `progress`, holder only, the `progress` event), logs (the capped LIST
+//! `emq:{q}:job:<id>:logs`, deleted with the job on every path that deletes
+//! its row), and results (`keep_result_ms`, `emq:{q}:job:<id>:result`,
+//! `result`, `wait_for_result`); and that a client speaking 2.0.0 refuses
+//! these verbs before any I/O.
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use common::Server;
+use echomq::{
+    Client, ConnectOptions, ErrorKind, HandlerError, JobState, Subscription, WireVersion, Worker,
+    WorkerOptions,
+};
+use redis::Commands;
+
+const Q: &str = "jf";
+
+async fn connect(server: &Server) -> Client {
+    Client::connect(&server.url(), ConnectOptions::default())
+        .await
+        .unwrap()
+}
+
+fn row(server: &Server, id: &str) -> HashMap<String, String> {
+    server
+        .raw()
+        .hgetall(format!("emq:{{{Q}}}:job:{id}"))
+        .unwrap()
+}
+
+fn log_key(id: &str) -> String {
+    format!("emq:{{{Q}}}:job:{id}:logs")
+}
+
+fn result_key(id: &str) -> String {
+    format!("emq:{{{Q}}}:job:{id}:result")
+}
+
+fn exists(server: &Server, key: &str) -> bool {
+    server.raw().exists(key).unwrap()
+}
+
+/// The next event about `id`, within a bound that only keeps a broken build
+/// from hanging.
+async fn next_for(sub: &mut Subscription, id: &str) -> echomq::QueueEvent {
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), sub.next())
+            .await
+            .expect("an event within 10 s")
+            .expect("subscription open");
+        if event.job == id {
+            return event;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_the_holder_writes_progress_and_it_is_published_after_the_write() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let id = client.enqueue(Q, b"p").await.unwrap().id.to_string();
+    let mut sub = client.subscribe(Q).await.unwrap();
+
+    // Not held yet (pending): refused, nothing written, nothing published.
+    let refused = client.update_progress(Q, &id, 0, "10").await.unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Stale);
+    assert!(!row(&server, &id).contains_key("progress"));
+
+    let job = client.claim(Q, 30_000).await.unwrap().unwrap();
+    assert_eq!(next_for(&mut sub, &id).await.event, "active");
+    client
+        .update_progress(Q, &id, job.token, r#"{"done":3,"of":10}"#)
+        .await
+        .unwrap();
+    assert_eq!(row(&server, &id)["progress"], r#"{"done":3,"of":10}"#);
+    let event = next_for(&mut sub, &id).await;
+    assert_eq!(event.event, "progress");
+    assert_eq!(event.field("progress"), Some(r#"{"done":3,"of":10}"#));
+    client
+        .update_progress(Q, &id, job.token, "42")
+        .await
+        .unwrap();
+    let info = client.job(Q, &id).await.unwrap().unwrap();
+    assert_eq!(info.progress.as_deref(), Some("42"));
+    assert_eq!(next_for(&mut sub, &id).await.field("progress"), Some("42"));
+
+    // A stale token, or a value that is not one JSON value: refused.
+    let stale = client.update_progress(Q, &id, job.token + 1, "50").await;
+    assert_eq!(stale.unwrap_err().kind(), ErrorKind::Stale);
+    for bad in ["", "4 2", "{"] {
+        let e = client.update_progress(Q, &id, job.token, bad).await;
+        assert_eq!(e.unwrap_err().kind(), ErrorKind::InvalidArgument, "{bad:?}");
+    }
+    assert_eq!(row(&server, &id)["progress"], "42");
+
+    // Reaped and re-claimed: the old holder is stale, the new one writes.
+    let _: () = server
+        .raw()
+        .zadd(format!("emq:{{{Q}}}:active"), &id, 0)
+        .unwrap();
+    assert_eq!(client.reap(Q, 10).await.unwrap(), 1);
+    let again = client.claim(Q, 30_000).await.unwrap().unwrap();
+    let old = client.update_progress(Q, &id, job.token, "99").await;
+    assert_eq!(old.unwrap_err().kind(), ErrorKind::Stale);
+    client
+        .update_progress(Q, &id, again.token, "100")
+        .await
+        .unwrap();
+    // A completed job is gone.
+    client.complete(Q, &id, again.token).await.unwrap();
+    let gone = client.update_progress(Q, &id, again.token, "1").await;
+    assert_eq!(gone.unwrap_err().kind(), ErrorKind::Gone);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn logs_are_capped_read_in_ranges_and_refused_once_the_job_is_gone() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let id = client.enqueue(Q, b"l").await.unwrap().id.to_string();
+    for n in 1..=5 {
+        let len = client
+            .log(Q, &id, &format!("line {n}"), Some(3))
+            .await
+            .unwrap();
+        assert_eq!(len, n.min(3));
+    }
+    let stored: Vec<String> = server.raw().lrange(log_key(&id), 0, -1).unwrap();
+    assert_eq!(stored, ["line 3", "line 4", "line 5"]);
+    assert_eq!(client.logs(Q, &id, 0, -1).await.unwrap(), stored);
+    assert_eq!(client.logs(Q, &id, -1, -1).await.unwrap(), ["line 5"]);
+    assert_eq!(client.logs(Q, &id, 0, 0).await.unwrap(), ["line 3"]);
+    // The default cap is 1 000 lines.
+    for n in 0..1_005 {
+        client.log(Q, &id, &n.to_string(), None).await.unwrap();
+    }
+    let len: u64 = server.raw().llen(log_key(&id)).unwrap();
+    assert_eq!(len, echomq::defaults::LOG_MAX_LINES);
+    assert_eq!(client.logs(Q, &id, 0, 0).await.unwrap(), ["5"]);
+    let zero = client.log(Q, &id, "x", Some(0)).await.unwrap_err();
+    assert_eq!(zero.kind(), ErrorKind::InvalidArgument);
+    // Never logged: an empty list.
+    let other = client.enqueue(Q, b"o").await.unwrap().id.to_string();
+    assert!(client.logs(Q, &other, 0, -1).await.unwrap().is_empty());
+
+    // Completed: the log is deleted with the row, and a late line is refused
+    // (it would never be deleted).
+    let job = client.claim(Q, 30_000).await.unwrap().unwrap();
+    assert_eq!(job.id.as_str(), id);
+    client.complete(Q, &id, job.token).await.unwrap();
+    assert!(!exists(&server, &log_key(&id)));
+    let late = client.log(Q, &id, "late", None).await.unwrap_err();
+    assert_eq!(late.kind(), ErrorKind::Gone);
+    assert!(!exists(&server, &log_key(&id)));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_path_that_deletes_a_row_deletes_its_log() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let logged = |id: String| {
+        let client = client.clone();
+        async move {
+            client.log(Q, &id, "hello", None).await.unwrap();
+            id
+        }
+    };
+    // complete_many
+    let a = logged(client.enqueue(Q, b"a").await.unwrap().id.to_string()).await;
+    let b = logged(client.enqueue(Q, b"b").await.unwrap().id.to_string()).await;
+    let held = client.claim_many(Q, 2, 30_000).await.unwrap();
+    let refs: Vec<(&str, u64)> = held.iter().map(|j| (j.id.as_str(), j.token)).collect();
+    for verdict in client.complete_many(Q, &refs).await.unwrap() {
+        verdict.unwrap();
+    }
+    for id in [&a, &b] {
+        assert!(
+            !exists(&server, &log_key(id)),
+            "complete_many kept {id}'s log"
+        );
+    }
+    // remove (also deletes a kept result, should one exist)
+    let r = logged(client.enqueue(Q, b"r").await.unwrap().id.to_string()).await;
+    let _: () = server.raw().set(result_key(&r), "old").unwrap();
+    client.remove(Q, &r).await.unwrap();
+    assert!(!exists(&server, &log_key(&r)) && !exists(&server, &result_key(&r)));
+    // drain (pending and scheduled)
+    let d = logged(client.enqueue(Q, b"d").await.unwrap().id.to_string()).await;
+    let s = logged(
+        client
+            .enqueue_in(Q, b"s", 60_000)
+            .await
+            .unwrap()
+            .id
+            .to_string(),
+    )
+    .await;
+    assert_eq!(client.drain(Q, true, None).await.unwrap(), 2);
+    assert!(!exists(&server, &log_key(&d)) && !exists(&server, &log_key(&s)));
+    // purge_dead
+    let x = logged(client.enqueue(Q, b"x").await.unwrap().id.to_string()).await;
+    let job = client.claim(Q, 30_000).await.unwrap().unwrap();
+    client.retry(Q, &x, job.token, 0, 1, "boom").await.unwrap();
+    // A dead job keeps its log (it still has a row) until it is purged.
+    assert!(exists(&server, &log_key(&x)));
+    assert_eq!(client.purge_dead(Q, None, None).await.unwrap(), 1);
+    assert!(!exists(&server, &log_key(&x)));
+    // Nothing of the queue's jobs is left behind.
+    let left: Vec<String> = server.raw().keys(format!("emq:{{{Q}}}:job:*")).unwrap();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_keeps_results_with_their_ttl_and_wait_for_result_answers_them() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let options = WorkerOptions {
+        keep_result_ms: 60_000,
+        max_attempts: 1,
+        ..WorkerOptions::default()
+    };
+    let handler_client = client.clone();
+    let worker = Worker::new_returning(client.clone(), Q, options, move |job| {
+        let client = handler_client.clone();
+        async move {
+            let id = job.id.to_string();
+            client.log(Q, &id, "working", None).await?;
+            client.update_progress(Q, &id, job.token, "50").await?;
+            match job.payload.as_slice() {
+                b"fail" => Err(HandlerError::retry("it broke")),
+                b"nothing" => Ok(None),
+                other => Ok(Some([b"done:".as_slice(), other].concat())),
+            }
+        }
+    })
+    .unwrap();
+    let ok = client.enqueue(Q, b"a").await.unwrap().id.to_string();
+    let empty = client.enqueue(Q, b"nothing").await.unwrap().id.to_string();
+    let dead = client.enqueue(Q, b"fail").await.unwrap().id.to_string();
+    // Waiting starts before the worker runs: the wait is woken by events.
+    let waiter = {
+        let (client, ok) = (client.clone(), ok.clone());
+        tokio::spawn(async move {
+            client
+                .wait_for_result(Q, &ok, Duration::from_secs(20))
+                .await
+        })
+    };
+    let handle = worker.spawn();
+    assert_eq!(waiter.await.unwrap().unwrap(), b"done:a");
+    let value = client
+        .wait_for_result(Q, &empty, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert!(value.is_empty());
+    let failed = client
+        .wait_for_result(Q, &dead, Duration::from_secs(20))
+        .await
+        .unwrap_err();
+    assert_eq!(failed.kind(), ErrorKind::JobDead);
+    assert_eq!(failed.last_error(), Some("it broke"));
+    handle.stop();
+    handle.join().unwrap();
+
+    // Wire state: the row is gone; the result and the log share the TTL.
+    assert!(row(&server, &ok).is_empty());
+    let stored: Vec<u8> = server.raw().get(result_key(&ok)).unwrap();
+    assert_eq!(stored, b"done:a");
+    let result_ttl: i64 = server.raw().pttl(result_key(&ok)).unwrap();
+    let log_ttl: i64 = server.raw().pttl(log_key(&ok)).unwrap();
+    assert!((50_000..=60_000).contains(&result_ttl), "{result_ttl}");
+    assert!((50_000..=60_000).contains(&log_ttl), "{log_ttl}");
+    assert_eq!(client.logs(Q, &ok, 0, -1).await.unwrap(), ["working"]);
+    assert_eq!(client.result(Q, &ok).await.unwrap().unwrap(), b"done:a");
+    // The dead job keeps its row (with its progress) and its log; no result.
+    let dead_row = row(&server, &dead);
+    assert_eq!(
+        (dead_row["state"].as_str(), dead_row["progress"].as_str()),
+        ("dead", "50")
+    );
+    assert!(client.result(Q, &dead).await.unwrap().is_none());
+    assert!(exists(&server, &log_key(&dead)));
+    // An id with neither a row nor a result is gone at once.
+    let unknown = echomq::id::mint_job_id().to_string();
+    let gone = client
+        .wait_for_result(Q, &unknown, Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert_eq!(gone.kind(), ErrorKind::Gone);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_keep_result_ms_completion_deletes_everything_and_waiting_times_out() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let worker = Worker::new_returning(client.clone(), Q, WorkerOptions::default(), |_job| async {
+        Ok(Some(b"dropped".to_vec()))
+    })
+    .unwrap();
+    let id = client.enqueue(Q, b"a").await.unwrap().id.to_string();
+    client.log(Q, &id, "one", None).await.unwrap();
+    let handle = worker.spawn();
+    let settled = client
+        .wait_for(Q, &id, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(settled, echomq::Settled::Completed);
+    handle.stop();
+    handle.join().unwrap();
+    assert!(!exists(&server, &log_key(&id)) && !exists(&server, &result_key(&id)));
+    assert!(client.result(Q, &id).await.unwrap().is_none());
+
+    // A job that stays pending: the wait times out.
+    let pending = client.enqueue("idle", b"p").await.unwrap().id.to_string();
+    let timeout = client
+        .wait_for_result("idle", &pending, Duration::from_millis(300))
+        .await
+        .unwrap_err();
+    assert_eq!(timeout.kind(), ErrorKind::Timeout);
+    let info = client.job("idle", &pending).await.unwrap().unwrap();
+    assert_eq!((info.state, info.progress), (JobState::Pending, None));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn speaking_2_0_0_the_new_verbs_answer_unsupported_before_any_io() {
+    let server = Server::start();
+    let _: () = server.raw().set("{emq}:version", "echomq:2.0.0").unwrap();
+    let old = Client::connect(
+        &server.url(),
+        ConnectOptions {
+            wire_version: WireVersion::V2_0_0,
+            ..ConnectOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let id = old.enqueue(Q, b"x").await.unwrap().id.to_string();
+    // Closing first proves no I/O happens: a verb that reached the wire
+    // would answer *closed*.
+    old.close();
+    let t = Duration::from_millis(100);
+    let answers = [
+        old.update_progress(Q, &id, 1, "1").await.map(drop),
+        old.log(Q, &id, "x", None).await.map(drop),
+        old.logs(Q, &id, 0, -1).await.map(drop),
+        old.result(Q, &id).await.map(drop),
+        old.wait_for_result(Q, &id, t).await.map(drop),
+    ];
+    for answer in answers {
+        assert_eq!(answer.unwrap_err().kind(), ErrorKind::Unsupported);
+    }
+    let keep = WorkerOptions {
+        keep_result_ms: 1_000,
+        ..WorkerOptions::default()
+    };
+    let refused = Worker::new(old.clone(), Q, keep, |_| async { Ok(()) }).unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Unsupported);
+
+    // And the 2.0.0 scripts keep their behaviour: complete leaves a stray
+    // log alone (2.0.0 has no logs), the 2.1.0 variant is not recorded.
+    let old = Client::connect(
+        &server.url(),
+        ConnectOptions {
+            wire_version: WireVersion::V2_0_0,
+            ..ConnectOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let _: () = server.raw().rpush(log_key(&id), "stray").unwrap();
+    let job = old.claim(Q, 30_000).await.unwrap().unwrap();
+    old.complete(Q, &id, job.token).await.unwrap();
+    assert!(exists(&server, &log_key(&id)));
+    let recorded: Option<String> = server
+        .raw()
+        .hget("{emq}:bundle", "complete_result")
+        .unwrap();
+    assert!(recorded.is_none());
+}
