@@ -14,10 +14,12 @@ use std::sync::mpsc;
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
+
+use crate::args::{self, Count, Ms, UnixMs};
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyList;
 
-use crate::client::{browse_args, enqueue_verdicts, verdicts};
+use crate::client::{browse_args, enqueue_options, enqueue_verdicts, retry_options, verdicts};
 use crate::errors::exception;
 use crate::types::*;
 
@@ -136,12 +138,12 @@ fn flag(py: Python<'_>, b: bool) -> PyResult<Bound<'_, PyAny>> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
+#[pyo3(signature = (url=None, *, node_id=None, client_name=None, connect_timeout_ms=None,
     response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect_async<'py>(
     py: Python<'py>,
-    url: String,
+    url: Option<String>,
     node_id: Option<Bound<'py, PyAny>>,
     client_name: Option<String>,
     connect_timeout_ms: Option<Bound<'py, PyAny>>,
@@ -159,6 +161,7 @@ pub fn connect_async<'py>(
         strict_bundle,
         publish_events,
     )?;
+    let url = url.unwrap_or_else(echomq::defaults::url);
     future_into_py(
         py,
         async move { echomq::Client::connect(&url, options).await },
@@ -188,17 +191,22 @@ impl NativeAsyncClient {
         Ok(found.into_iter().map(Into::into).collect())
     }
 
+    #[pyo3(signature = (queue, payload, *, id=None, run_at_ms=None, delay_ms=None))]
     fn enqueue<'py>(
         &self,
         py: Python<'py>,
         queue: String,
         payload: &Bound<'py, PyAny>,
+        id: Option<String>,
+        run_at_ms: Option<UnixMs>,
+        delay_ms: Option<Ms>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let options = enqueue_options(id, run_at_ms, delay_ms);
         let payload = crate::types::payload(payload)?;
         let c = self.inner.clone();
         future_into_py(
             py,
-            async move { c.enqueue(&queue, payload).await },
+            async move { c.enqueue_with(&queue, payload, &options).await },
             enqueued,
         )
     }
@@ -224,8 +232,9 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         payload: &Bound<'py, PyAny>,
-        run_at_ms: u64,
+        run_at_ms: UnixMs,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let run_at_ms = run_at_ms.0;
         let payload = crate::types::payload(payload)?;
         let c = self.inner.clone();
         future_into_py(
@@ -240,8 +249,9 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         payload: &Bound<'py, PyAny>,
-        delay_ms: u64,
+        delay_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let delay_ms = delay_ms.0;
         let payload = crate::types::payload(payload)?;
         let c = self.inner.clone();
         future_into_py(
@@ -270,8 +280,9 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        lease_ms: u64,
+        lease_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let lease_ms = lease_ms.0;
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -287,9 +298,11 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        max: u64,
-        lease_ms: u64,
+        max: Count,
+        lease_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let max = max.0;
+        let lease_ms = lease_ms.0;
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -309,8 +322,9 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         id: String,
-        token: u64,
+        token: Count,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let token = token.0;
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -335,23 +349,23 @@ impl NativeAsyncClient {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (queue, id, token, delay_ms=None, max_attempts=None, error=None))]
+    #[allow(clippy::too_many_arguments)]
     fn retry<'py>(
         &self,
         py: Python<'py>,
         queue: String,
         id: String,
-        token: u64,
-        delay_ms: u64,
-        max_attempts: u64,
-        error: String,
+        token: Count,
+        delay_ms: Option<Ms>,
+        max_attempts: Option<Count>,
+        error: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let options = retry_options(delay_ms, max_attempts, error);
         let c = self.inner.clone();
         future_into_py(
             py,
-            async move {
-                c.retry(&queue, &id, token, delay_ms, max_attempts, &error)
-                    .await
-            },
+            async move { c.retry_with(&queue, &id, token.0, &options).await },
             |py, outcome| Ok(pyo3::types::PyString::new(py, outcome.as_str()).into_any()),
         )
     }
@@ -361,9 +375,11 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         id: String,
-        token: u64,
-        lease_ms: u64,
+        token: Count,
+        lease_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let token = token.0;
+        let lease_ms = lease_ms.0;
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -377,8 +393,9 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         jobs: &Bound<'py, PyAny>,
-        lease_ms: u64,
+        lease_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let lease_ms = lease_ms.0;
         let jobs = id_tokens(jobs)?;
         let c = self.inner.clone();
         future_into_py(
@@ -393,8 +410,9 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        limit: Option<u64>,
+        limit: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let limit = args::opt(limit);
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -411,8 +429,9 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        limit: Option<u64>,
+        limit: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let limit = args::opt(limit);
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -450,9 +469,11 @@ impl NativeAsyncClient {
         queue: String,
         set: String,
         newest_first: bool,
-        limit: Option<u64>,
-        range: Option<(u64, u64)>,
+        limit: Option<Count>,
+        range: Option<(UnixMs, UnixMs)>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let limit = args::opt(limit);
+        let range = range.map(|(a, b): (UnixMs, UnixMs)| (a.0, b.0));
         let (set, range) = browse_args(&set, range)?;
         let c = self.inner.clone();
         future_into_py(

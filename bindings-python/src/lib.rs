@@ -6,12 +6,14 @@ use pyo3::prelude::*;
 
 mod admin;
 mod aio;
+mod args;
 mod client;
 mod defaults;
 mod errors;
 mod helpers;
 mod interp;
 mod observe;
+mod queue;
 mod types;
 mod worker;
 
@@ -46,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(helpers::classify, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::slot, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
+    m.add_function(wrap_pyfunction!(queue::check_queue, m)?)?;
     m.add_function(wrap_pyfunction!(defaults::defaults, m)?)?;
     m.add_function(wrap_pyfunction!(aio::_panic_in_core_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(admin::cli_main, m)?)?;

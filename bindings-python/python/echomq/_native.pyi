@@ -2,10 +2,15 @@
 # re-exported by echomq/__init__.py; keep this file in step with src/*.rs.
 
 import asyncio
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Callable, Dict, Iterable, List, Literal, Optional, Tuple, Type, Union, final
 
 from ._errors import EchoMQError
+from ._queue import Queue
+
+_Duration = Union[int, timedelta]
+_Time = Union[int, datetime]
 
 _Payload = Union[bytes, str, bytearray, memoryview]
 _IdToken = Union["Job", Tuple[str, int]]
@@ -35,6 +40,9 @@ class Job:
     def payload(self) -> bytes: ...
     @property
     def token(self) -> int: ...
+    @property
+    def attempts(self) -> int:
+        """Which attempt this claim is (1 on the first claim)."""
     def __eq__(self, other: object) -> bool: ...
 
 @final
@@ -60,7 +68,11 @@ class JobInfo:
     @property
     def id(self) -> str: ...
     @property
-    def state(self) -> Literal["pending", "active", "scheduled", "dead"]: ...
+    def state(self) -> Literal["pending", "active", "scheduled", "dead", "unknown"]:
+        """``unknown``: a state another runtime wrote (the word is ``raw_state``)."""
+    @property
+    def raw_state(self) -> str:
+        """The row's ``state`` field as stored."""
     @property
     def attempts(self) -> int: ...
     @property
@@ -143,16 +155,25 @@ class Client:
         tb: Optional[TracebackType],
     ) -> None: ...
     def close(self) -> None: ...
+    def queue(self, name: str) -> Queue: ...
     def bundle_mismatches(self) -> List[BundleMismatch]: ...
-    def enqueue(self, queue: str, payload: _Payload) -> Enqueued: ...
+    def enqueue(
+        self,
+        queue: str,
+        payload: _Payload,
+        *,
+        id: Optional[str] = None,
+        run_at_ms: Optional[_Time] = None,
+        delay_ms: Optional[_Duration] = None,
+    ) -> Enqueued: ...
     def enqueue_with_id(self, queue: str, id: str, payload: _Payload) -> Enqueued: ...
-    def enqueue_at(self, queue: str, payload: _Payload, run_at_ms: int) -> Enqueued: ...
-    def enqueue_in(self, queue: str, payload: _Payload, delay_ms: int) -> Enqueued: ...
+    def enqueue_at(self, queue: str, payload: _Payload, run_at_ms: _Time) -> Enqueued: ...
+    def enqueue_in(self, queue: str, payload: _Payload, delay_ms: _Duration) -> Enqueued: ...
     def enqueue_many(
         self, queue: str, payloads: Iterable[_Payload]
     ) -> List[Union[Enqueued, EchoMQError]]: ...
-    def claim(self, queue: str, lease_ms: int) -> Optional[Job]: ...
-    def claim_many(self, queue: str, max: int, lease_ms: int) -> List[Job]: ...
+    def claim(self, queue: str, lease_ms: _Duration) -> Optional[Job]: ...
+    def claim_many(self, queue: str, max: int, lease_ms: _Duration) -> List[Job]: ...
     def complete(self, queue: str, id: str, token: int) -> None: ...
     def complete_many(
         self, queue: str, jobs: Iterable[_IdToken]
@@ -162,13 +183,13 @@ class Client:
         queue: str,
         id: str,
         token: int,
-        delay_ms: int,
-        max_attempts: int,
-        error: str,
+        delay_ms: Optional[_Duration] = None,
+        max_attempts: Optional[int] = None,
+        error: Optional[str] = None,
     ) -> _Outcome: ...
-    def extend(self, queue: str, id: str, token: int, lease_ms: int) -> None: ...
+    def extend(self, queue: str, id: str, token: int, lease_ms: _Duration) -> None: ...
     def extend_many(
-        self, queue: str, jobs: Iterable[_IdToken], lease_ms: int
+        self, queue: str, jobs: Iterable[_IdToken], lease_ms: _Duration
     ) -> List[Optional[EchoMQError]]: ...
     def promote(self, queue: str, limit: Optional[int] = None) -> int: ...
     def reap(self, queue: str, limit: Optional[int] = None) -> int: ...
@@ -180,7 +201,7 @@ class Client:
         set: _BrowseSet,
         newest_first: bool = False,
         limit: Optional[int] = None,
-        range: Optional[Tuple[int, int]] = None,
+        range: Optional[Tuple[_Time, _Time]] = None,
     ) -> List[str]: ...
     def pause(self, queue: str) -> None: ...
     def resume(self, queue: str) -> None: ...
@@ -188,37 +209,38 @@ class Client:
     def requeue_dead(self, queue: str, id: str) -> None: ...
     def remove(self, queue: str, id: str) -> None: ...
     def subscribe(self, queue: str) -> Subscription: ...
-    def wait_for(self, queue: str, id: str, timeout_ms: int) -> Settled: ...
+    def wait_for(self, queue: str, id: str, timeout_ms: _Duration) -> Settled: ...
     def metrics_text(self, queues: List[str]) -> str: ...
     def queues(self) -> List[str]: ...
     def drain(
         self, queue: str, include_scheduled: bool = False, limit: Optional[int] = None
     ) -> int: ...
     def purge_dead(
-        self, queue: str, older_than_ms: Optional[int] = None, limit: Optional[int] = None
+        self, queue: str, older_than_ms: Optional[_Duration] = None, limit: Optional[int] = None
     ) -> int: ...
     def requeue_all_dead(self, queue: str, limit: Optional[int] = None) -> int: ...
 
 def connect(
-    url: str,
+    url: Optional[str] = None,
     *,
     node_id: Optional[int] = None,
     client_name: Optional[str] = None,
-    connect_timeout_ms: Optional[int] = None,
-    response_timeout_ms: Optional[int] = None,
+    connect_timeout_ms: Optional[_Duration] = None,
+    response_timeout_ms: Optional[_Duration] = None,
     max_payload: Optional[int] = None,
     strict_bundle: bool = False,
     publish_events: bool = True,
 ) -> Client:
-    """Connect (and fence) a blocking client."""
+    """Connect (and fence) a blocking client. No ``url``: ``EMQ_URL`` when
+    set, else ``redis://127.0.0.1:6379/``."""
 
 def connect_async(
-    url: str,
+    url: Optional[str] = None,
     *,
     node_id: Optional[int] = None,
     client_name: Optional[str] = None,
-    connect_timeout_ms: Optional[int] = None,
-    response_timeout_ms: Optional[int] = None,
+    connect_timeout_ms: Optional[_Duration] = None,
+    response_timeout_ms: Optional[_Duration] = None,
     max_payload: Optional[int] = None,
     strict_bundle: bool = False,
     publish_events: bool = True,
@@ -231,22 +253,30 @@ class NativeAsyncClient:
     def node_id(self) -> int: ...
     def close(self) -> None: ...
     def bundle_mismatches(self) -> List[BundleMismatch]: ...
-    def enqueue(self, queue: str, payload: _Payload) -> asyncio.Future[Enqueued]: ...
+    def enqueue(
+        self,
+        queue: str,
+        payload: _Payload,
+        *,
+        id: Optional[str] = None,
+        run_at_ms: Optional[_Time] = None,
+        delay_ms: Optional[_Duration] = None,
+    ) -> asyncio.Future[Enqueued]: ...
     def enqueue_with_id(
         self, queue: str, id: str, payload: _Payload
     ) -> asyncio.Future[Enqueued]: ...
     def enqueue_at(
-        self, queue: str, payload: _Payload, run_at_ms: int
+        self, queue: str, payload: _Payload, run_at_ms: _Time
     ) -> asyncio.Future[Enqueued]: ...
     def enqueue_in(
-        self, queue: str, payload: _Payload, delay_ms: int
+        self, queue: str, payload: _Payload, delay_ms: _Duration
     ) -> asyncio.Future[Enqueued]: ...
     def enqueue_many(
         self, queue: str, payloads: Iterable[_Payload]
     ) -> asyncio.Future[List[Union[Enqueued, EchoMQError]]]: ...
-    def claim(self, queue: str, lease_ms: int) -> asyncio.Future[Optional[Job]]: ...
+    def claim(self, queue: str, lease_ms: _Duration) -> asyncio.Future[Optional[Job]]: ...
     def claim_many(
-        self, queue: str, max: int, lease_ms: int
+        self, queue: str, max: int, lease_ms: _Duration
     ) -> asyncio.Future[List[Job]]: ...
     def complete(self, queue: str, id: str, token: int) -> asyncio.Future[None]: ...
     def complete_many(
@@ -257,15 +287,15 @@ class NativeAsyncClient:
         queue: str,
         id: str,
         token: int,
-        delay_ms: int,
-        max_attempts: int,
-        error: str,
+        delay_ms: Optional[_Duration] = None,
+        max_attempts: Optional[int] = None,
+        error: Optional[str] = None,
     ) -> asyncio.Future[_Outcome]: ...
     def extend(
-        self, queue: str, id: str, token: int, lease_ms: int
+        self, queue: str, id: str, token: int, lease_ms: _Duration
     ) -> asyncio.Future[None]: ...
     def extend_many(
-        self, queue: str, jobs: Iterable[_IdToken], lease_ms: int
+        self, queue: str, jobs: Iterable[_IdToken], lease_ms: _Duration
     ) -> asyncio.Future[List[Optional[EchoMQError]]]: ...
     def promote(self, queue: str, limit: Optional[int] = None) -> asyncio.Future[int]: ...
     def reap(self, queue: str, limit: Optional[int] = None) -> asyncio.Future[int]: ...
@@ -277,7 +307,7 @@ class NativeAsyncClient:
         set: str,
         newest_first: bool = False,
         limit: Optional[int] = None,
-        range: Optional[Tuple[int, int]] = None,
+        range: Optional[Tuple[_Time, _Time]] = None,
     ) -> asyncio.Future[List[str]]: ...
     def pause(self, queue: str) -> asyncio.Future[None]: ...
     def resume(self, queue: str) -> asyncio.Future[None]: ...
@@ -286,7 +316,7 @@ class NativeAsyncClient:
     def remove(self, queue: str, id: str) -> asyncio.Future[None]: ...
     def subscribe(self, queue: str) -> asyncio.Future[Subscription]: ...
     def wait_for(
-        self, queue: str, id: str, timeout_ms: int
+        self, queue: str, id: str, timeout_ms: _Duration
     ) -> asyncio.Future[Settled]: ...
     def metrics_text(self, queues: List[str]) -> asyncio.Future[str]: ...
     def queues(self) -> asyncio.Future[List[str]]: ...
@@ -294,7 +324,7 @@ class NativeAsyncClient:
         self, queue: str, include_scheduled: bool = False, limit: Optional[int] = None
     ) -> asyncio.Future[int]: ...
     def purge_dead(
-        self, queue: str, older_than_ms: Optional[int] = None, limit: Optional[int] = None
+        self, queue: str, older_than_ms: Optional[_Duration] = None, limit: Optional[int] = None
     ) -> asyncio.Future[int]: ...
     def requeue_all_dead(self, queue: str, limit: Optional[int] = None) -> asyncio.Future[int]: ...
 
@@ -307,17 +337,17 @@ class NativeWorker:
         handler: Callable[..., object],
         *,
         concurrency: Optional[int] = None,
-        lease_ms: Optional[int] = None,
+        lease_ms: Optional[_Duration] = None,
         max_attempts: Optional[int] = None,
         backoff: Optional[str] = None,
-        backoff_base_ms: Optional[int] = None,
-        backoff_cap_ms: Optional[int] = None,
-        pump_interval_ms: Optional[int] = None,
-        idle_max_ms: Optional[int] = None,
-        shutdown_grace_ms: Optional[int] = None,
+        backoff_base_ms: Optional[_Duration] = None,
+        backoff_cap_ms: Optional[_Duration] = None,
+        pump_interval_ms: Optional[_Duration] = None,
+        idle_max_ms: Optional[_Duration] = None,
+        shutdown_grace_ms: Optional[_Duration] = None,
         prefetch: Optional[int] = None,
         handler_batch: Optional[int] = None,
-        dead_max_age_ms: Optional[int] = None,
+        dead_max_age_ms: Optional[_Duration] = None,
         dead_max_len: Optional[int] = None,
         batched: bool = False,
     ) -> None: ...
@@ -374,7 +404,7 @@ class Settled:
 @final
 class Subscription:
     """A live subscription to a queue's events (its own connection)."""
-    def next(self, timeout_ms: Optional[int] = None) -> Optional[QueueEvent]: ...
+    def next(self, timeout_ms: Optional[_Duration] = None) -> Optional[QueueEvent]: ...
     def next_async(self) -> asyncio.Future[Optional[QueueEvent]]: ...
     def __iter__(self) -> Subscription: ...
     def __next__(self) -> QueueEvent: ...
@@ -402,6 +432,8 @@ def job_key(queue: str, id: str) -> str: ...
 def classify(key: Union[str, bytes]) -> KeyClass: ...
 def slot(key: Union[str, bytes]) -> int: ...
 def protocol_version() -> str: ...
+def check_queue(name: str) -> None:
+    """``InvalidQueueError`` for a name outside the key grammar."""
 
 def defaults() -> Dict[str, Union[int, str, None]]:
     """The core's defaults for every option (omitted keywords take these)."""
