@@ -101,7 +101,7 @@ fn struct_layouts_lp64() {
     layout!(emq_enqueued, 16, 1, id => 0, duplicate => 15);
     layout!(emq_bytes, 16, 8, data => 0, len => 8);
     layout!(emq_job_ref, 16, 8, id => 0, token => 8);
-    layout!(emq_job, 40, 8, id => 0, token => 16, payload => 24, payload_len => 32);
+    layout!(emq_job, 48, 8, id => 0, token => 16, payload => 24, payload_len => 32, attempts => 40);
     layout!(emq_job_list, 16, 8, jobs => 0, len => 8);
     layout!(emq_enqueue_result, 32, 8, status => 0, id => 4, duplicate => 19, error => 24);
     layout!(emq_enqueue_list, 16, 8, items => 0, len => 8);

@@ -1122,6 +1122,33 @@ static void test_operator_verbs(void) {
     emq_client_free(c);
 }
 
+/* Issue #17: a NULL url reads EMQ_URL; a claim carries its attempt number; a
+ * state another runtime wrote reads as EMQ_STATE_UNKNOWN, not an error. */
+static void test_null_url_attempts_unknown_state(void) {
+    emq_client *c = NULL;
+    emq_error *err = NULL;
+    CHECK(ok(emq_connect(NULL, NULL, &c, &err), err) && c);
+    emq_enqueued r;
+    CHECK(ok(emq_enqueue(c, "t.ergo", (const uint8_t *)"x", 1, &r, &err), err));
+    char line[64];
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.ergo}:pending'");
+    CHECK(strcmp(line, "1") == 0); /* the server EMQ_URL names */
+    emq_job *job = NULL;
+    CHECK(ok(emq_claim(c, "t.ergo", 30000, &job, &err), err) && job);
+    CHECK(job->attempts == 1 && job->token == 1);
+    CHECK(ok(emq_complete(c, "t.ergo", job->id, job->token, &err), err));
+    emq_job_free(job);
+
+    emq_id id;
+    CHECK(ok(emq_mint_job_id(-1, &id, &err), err));
+    redis(g_url, NULL, 0, "HSET 'emq:{t.ergo}:job:%s' state awaiting_children attempts 0 payload p", id.text);
+    emq_job_info *row = NULL;
+    CHECK(ok(emq_get_job(c, "t.ergo", id.text, &row, &err), err) && row);
+    CHECK(row->state == EMQ_STATE_UNKNOWN && row->payload_len == 1);
+    emq_job_info_free(row);
+    emq_client_free(c);
+}
+
 int main(int argc, char **argv) {
     g_url = getenv("EMQ_URL");
     if (!g_url) {
@@ -1147,6 +1174,7 @@ int main(int argc, char **argv) {
     run_test("a SIGKILLed worker's job is recovered with token 2", test_sigkilled_worker_job_is_recovered);
     run_test("log handler receives the core's warnings", test_log_handler_receives_core_warnings);
     run_test("worker events, subscription, wait_for, metrics", test_worker_events_subscription_wait_for_metrics);
+    run_test("NULL url, attempts, unknown state (issue #17)", test_null_url_attempts_unknown_state);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }
