@@ -67,7 +67,7 @@ test('queue handles: every per-queue verb on Queue, declared in index.d.ts, and 
   for (const [rust, node] of verbs.slice(1)) {
     assert.equal(node, camel(rust), `${rust} is ${camel(rust)} in Node`)
     assert.equal(typeof emq.Queue.prototype[node], 'function', `Queue.${node}`)
-    assert.match(body, new RegExp(`\n  ${node}\(`), `index.d.ts declares Queue.${node}`)
+    assert.match(body, new RegExp(`\\n  ${node}\\(`), `index.d.ts declares Queue.${node}`)
   }
   const documented = new Set(verbs.map(([, n]) => n))
   const extra = Object.getOwnPropertyNames(emq.Queue.prototype).filter(
