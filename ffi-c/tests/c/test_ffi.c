@@ -30,8 +30,9 @@ _Static_assert(sizeof(emq_id) == 15, "emq_id");
 _Static_assert(sizeof(emq_enqueued) == 16 && offsetof(emq_enqueued, duplicate) == 15, "emq_enqueued");
 _Static_assert(sizeof(emq_bytes) == 16 && offsetof(emq_bytes, len) == 8, "emq_bytes");
 _Static_assert(sizeof(emq_job_ref) == 16 && offsetof(emq_job_ref, token) == 8, "emq_job_ref");
-_Static_assert(sizeof(emq_job) == 40 && offsetof(emq_job, token) == 16 &&
-                   offsetof(emq_job, payload) == 24 && offsetof(emq_job, payload_len) == 32,
+_Static_assert(sizeof(emq_job) == 48 && offsetof(emq_job, token) == 16 &&
+                   offsetof(emq_job, payload) == 24 && offsetof(emq_job, payload_len) == 32 &&
+                   offsetof(emq_job, attempts) == 40,
                "emq_job");
 _Static_assert(sizeof(emq_enqueue_result) == 32 && offsetof(emq_enqueue_result, id) == 4 &&
                    offsetof(emq_enqueue_result, duplicate) == 19 &&
