@@ -44,6 +44,7 @@ class EchoMQError extends Error {
     if (details && details.word !== undefined) this.word = details.word
     /** A partial batch: `[{id, state}]` per payload, state `written` / `not_written` / `unknown`. */
     if (details && details.items !== undefined) this.items = details.items
+    if (details && details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs
   }
 }
 
@@ -58,7 +59,12 @@ class UnrecoverableError extends Error {
 function toEchoMQError(e) {
   if (e instanceof EchoMQError || e === null || typeof e !== 'object') return e
   if (STATUS.has(e.code)) {
-    return new EchoMQError(e.message, e.code, { found: e.found, word: e.word, items: e.items })
+    return new EchoMQError(e.message, e.code, {
+      found: e.found,
+      word: e.word,
+      items: e.items,
+      retryAfterMs: e.retryAfterMs,
+    })
   }
   if (NAPI_ARGUMENT_CODES.has(e.code)) {
     return new EchoMQError(e.message, ErrorCode.INVALID_ARGUMENT, { cause: e })
@@ -107,7 +113,9 @@ const CONNECT_OPTIONS = [
   'maxPayload',
   'strictBundle',
   'publishEvents',
+  'wireVersion',
 ]
+const ENQUEUE_OPTIONS = ['id', 'runAtMs', 'delayMs', 'dedupId', 'dedupTtlMs']
 const WORKER_OPTIONS = [
   'concurrency',
   'leaseMs',
@@ -122,9 +130,9 @@ const WORKER_OPTIONS = [
   'handlerBatch',
   'deadMaxAgeMs',
   'deadMaxLen',
+  'maxStalls',
 ]
 
-const ENQUEUE_OPTIONS = ['id', 'runAtMs', 'delayMs']
 const RETRY_OPTIONS = ['delayMs', 'maxAttempts', 'error']
 const BROWSE_OPTIONS = ['newestFirst', 'limit', 'range']
 /** Worker options handled here rather than by the core. */
@@ -160,14 +168,12 @@ class Client {
     return this[NATIVE].nodeId()
   }
 
-  /** `options`: `{id, runAtMs, delayMs}` (all optional; not both times). */
+  /** `options`: `{id, runAtMs, delayMs}` (not both times) or `{dedupId, dedupTtlMs}`. */
   enqueue(queue, payload, options) {
-    if (options === undefined || options === null) {
-      return call(() => this[NATIVE].enqueue(queue, payload))
-    }
-    return call(() =>
-      this[NATIVE].enqueueWith(queue, payload, checkOptions(options, ENQUEUE_OPTIONS, 'enqueue option'))
-    )
+    return call(() => {
+      const opts = checkOptions(options, ENQUEUE_OPTIONS, 'enqueue option')
+      return opts ? this[NATIVE].enqueueWith(queue, payload, opts) : this[NATIVE].enqueue(queue, payload)
+    })
   }
   enqueueWithId(queue, id, payload) {
     return call(() => this[NATIVE].enqueueWithId(queue, id, payload))
@@ -215,6 +221,18 @@ class Client {
   }
   reap(queue, limit) {
     return call(() => this[NATIVE].reap(queue, limit))
+  }
+  reapStalled(queue, limit, maxStalls) {
+    return call(() => this[NATIVE].reapStalled(queue, limit, maxStalls))
+  }
+  setConcurrency(queue, n) {
+    return call(() => this[NATIVE].setConcurrency(queue, n))
+  }
+  setRateLimit(queue, max, perMs) {
+    return call(() => this[NATIVE].setRateLimit(queue, max, perMs))
+  }
+  rateLimit(queue, id, token, ms) {
+    return call(() => this[NATIVE].rateLimit(queue, id, token, ms))
   }
   counts(queue) {
     return call(() => this[NATIVE].counts(queue))
@@ -347,6 +365,18 @@ class Queue {
   }
   promote(limit) {
     return this.#client.promote(this.#name, limit)
+  }
+  reapStalled(limit, maxStalls) {
+    return this.#client.reapStalled(this.#name, limit, maxStalls)
+  }
+  setConcurrency(n) {
+    return this.#client.setConcurrency(this.#name, n)
+  }
+  setRateLimit(max, perMs) {
+    return this.#client.setRateLimit(this.#name, max, perMs)
+  }
+  rateLimit(id, token, ms) {
+    return this.#client.rateLimit(this.#name, id, token, ms)
   }
   reap(limit) {
     return this.#client.reap(this.#name, limit)

@@ -21,6 +21,8 @@ pub struct ConnectOptionsJs {
     pub strict_bundle: Option<bool>,
     /// Publish queue events on `emq:{q}:events` (default true).
     pub publish_events: Option<bool>,
+    /// `echomq:2.1.0` (default) or `echomq:2.0.0`.
+    pub wire_version: Option<String>,
 }
 
 #[napi(object)]
@@ -56,14 +58,6 @@ impl From<Job> for JobJs {
             attempts: num(j.attempts),
         }
     }
-}
-
-/// `enqueue`'s options: `{id?, runAtMs?, delayMs?}`.
-#[napi(object)]
-pub struct EnqueueOptionsJs {
-    pub id: Option<String>,
-    pub run_at_ms: Option<f64>,
-    pub delay_ms: Option<f64>,
 }
 
 /// `retry`'s options: `{delayMs?, maxAttempts?, error?}` (core defaults).
@@ -166,6 +160,9 @@ fn connect_options(env: &Env, o: Option<ConnectOptionsJs>) -> Result<ConnectOpti
     if let Some(publish) = o.publish_events {
         out.publish_events = publish;
     }
+    if let Some(v) = o.wire_version {
+        out.wire_version = echomq::WireVersion::parse(&v).map_err(|e| to_js(env, &e))?;
+    }
     Ok(out)
 }
 
@@ -227,34 +224,6 @@ impl NativeClient {
         promise(env, async move { c.enqueue(&queue, p).await }, |_, e| {
             Ok(EnqueuedJs::from(e))
         })
-    }
-
-    /// `enqueue(queue, payload, {id, runAtMs, delayMs})`.
-    #[napi]
-    pub fn enqueue_with<'env>(
-        &self,
-        env: &'env Env,
-        queue: String,
-        payload_value: Unknown<'_>,
-        options: EnqueueOptionsJs,
-    ) -> Result<Object<'env>> {
-        let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
-        let options = echomq::EnqueueOptions {
-            id: options.id,
-            run_at_ms: options
-                .run_at_ms
-                .map(|ms| uint(env, "runAtMs", ms))
-                .transpose()?,
-            delay_ms: options
-                .delay_ms
-                .map(|ms| uint(env, "delayMs", ms))
-                .transpose()?,
-        };
-        promise(
-            env,
-            async move { c.enqueue_with(&queue, p, &options).await },
-            |_, e| Ok(EnqueuedJs::from(e)),
-        )
     }
 
     #[napi]

@@ -139,7 +139,8 @@ fn flag(py: Python<'_>, b: bool) -> PyResult<Bound<'_, PyAny>> {
 
 #[pyfunction]
 #[pyo3(signature = (url=None, *, node_id=None, client_name=None, connect_timeout_ms=None,
-    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true))]
+    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
+    wire_version=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect_async<'py>(
     py: Python<'py>,
@@ -151,6 +152,7 @@ pub fn connect_async<'py>(
     max_payload: Option<Bound<'py, PyAny>>,
     strict_bundle: bool,
     publish_events: bool,
+    wire_version: Option<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let options = connect_options(
         node_id.as_ref(),
@@ -160,6 +162,7 @@ pub fn connect_async<'py>(
         max_payload.as_ref(),
         strict_bundle,
         publish_events,
+        wire_version.as_deref(),
     )?;
     let url = url.unwrap_or_else(echomq::defaults::url);
     future_into_py(
@@ -191,7 +194,9 @@ impl NativeAsyncClient {
         Ok(found.into_iter().map(Into::into).collect())
     }
 
-    #[pyo3(signature = (queue, payload, *, id=None, run_at_ms=None, delay_ms=None))]
+    #[pyo3(signature = (queue, payload, *, id=None, run_at_ms=None, delay_ms=None,
+        dedup_id=None, dedup_ttl_ms=None))]
+    #[allow(clippy::too_many_arguments)]
     fn enqueue<'py>(
         &self,
         py: Python<'py>,
@@ -200,8 +205,10 @@ impl NativeAsyncClient {
         id: Option<String>,
         run_at_ms: Option<UnixMs>,
         delay_ms: Option<Ms>,
+        dedup_id: Option<String>,
+        dedup_ttl_ms: Option<Ms>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = enqueue_options(id, run_at_ms, delay_ms);
+        let options = enqueue_options(id, run_at_ms, delay_ms, dedup_id, dedup_ttl_ms);
         let payload = crate::types::payload(payload)?;
         let c = self.inner.clone();
         future_into_py(

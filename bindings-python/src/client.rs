@@ -61,11 +61,15 @@ pub fn enqueue_options(
     id: Option<String>,
     run_at_ms: Option<UnixMs>,
     delay_ms: Option<Ms>,
+    dedup_id: Option<String>,
+    dedup_ttl_ms: Option<Ms>,
 ) -> echomq::EnqueueOptions {
     echomq::EnqueueOptions {
         id,
         run_at_ms: args::opt(run_at_ms),
         delay_ms: args::opt(delay_ms),
+        dedup_id,
+        dedup_ttl_ms: args::opt(dedup_ttl_ms),
     }
 }
 
@@ -85,7 +89,8 @@ pub fn retry_options(
 
 #[pyfunction]
 #[pyo3(signature = (url=None, *, node_id=None, client_name=None, connect_timeout_ms=None,
-    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true))]
+    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
+    wire_version=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -97,6 +102,7 @@ pub fn connect(
     max_payload: Option<Bound<'_, PyAny>>,
     strict_bundle: bool,
     publish_events: bool,
+    wire_version: Option<String>,
 ) -> PyResult<Client> {
     let options = connect_options(
         node_id.as_ref(),
@@ -106,6 +112,7 @@ pub fn connect(
         max_payload.as_ref(),
         strict_bundle,
         publish_events,
+        wire_version.as_deref(),
     )?;
     // No URL: `EMQ_URL`, else the local default (the core's rule).
     let url = url.unwrap_or_else(echomq::defaults::url);
@@ -151,7 +158,9 @@ impl Client {
 
     /// Enqueue now, or later with `run_at_ms` (int unix ms or datetime) or
     /// `delay_ms` (int ms or timedelta); under a chosen `id` when given.
-    #[pyo3(signature = (queue, payload, *, id=None, run_at_ms=None, delay_ms=None))]
+    #[pyo3(signature = (queue, payload, *, id=None, run_at_ms=None, delay_ms=None,
+        dedup_id=None, dedup_ttl_ms=None))]
+    #[allow(clippy::too_many_arguments)]
     fn enqueue(
         &self,
         py: Python<'_>,
@@ -160,8 +169,10 @@ impl Client {
         id: Option<String>,
         run_at_ms: Option<UnixMs>,
         delay_ms: Option<Ms>,
+        dedup_id: Option<String>,
+        dedup_ttl_ms: Option<Ms>,
     ) -> PyResult<Enqueued> {
-        let options = enqueue_options(id, run_at_ms, delay_ms);
+        let options = enqueue_options(id, run_at_ms, delay_ms, dedup_id, dedup_ttl_ms);
         let payload = crate::types::payload(payload)?;
         let c = &self.inner;
         Ok(py

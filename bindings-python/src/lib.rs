@@ -12,8 +12,10 @@ mod defaults;
 mod errors;
 mod helpers;
 mod interp;
+mod limits;
 mod observe;
 mod queue;
+mod stall;
 mod types;
 mod worker;
 
@@ -34,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<observe::QueueEvent>()?;
     m.add_class::<observe::Settled>()?;
     m.add_class::<observe::Subscription>()?;
+    m.add_class::<stall::Reaped>()?;
     observe::install_logging(m.py())?;
     m.add_function(wrap_pyfunction!(client::connect, m)?)?;
     m.add_function(wrap_pyfunction!(aio::connect_async, m)?)?;

@@ -20,7 +20,10 @@ async fn main() -> echomq::Result<()> {
         delay_ms: Some(60_000),
         ..EnqueueOptions::default()
     };
-    println!("scheduled {}", emails.enqueue_with("in a minute", &later).await?.id);
+    println!(
+        "scheduled {}",
+        emails.enqueue_with("in a minute", &later).await?.id
+    );
 
     let worker = Worker::new(
         client.clone(),

@@ -29,6 +29,12 @@ pub mod redact;
 mod transport;
 mod types;
 mod verb_options;
+mod wire;
+
+mod dedup;
+mod limits;
+mod stall;
+mod upgrade;
 
 pub mod blocking;
 pub mod id;
@@ -55,11 +61,15 @@ pub use queue::Queue;
 pub use queue_events::{
     events_channel, BlockingSubscription, QueueEvent, Settled, Subscription, SubscriptionCloser,
 };
+pub use stall::Reaped;
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
+pub use upgrade::UpgradeReport;
 pub use verb_options::{BrowseOptions, EnqueueOptions, RetryOptions};
+pub use wire::WireVersion;
 pub use worker::{
     Backoff, HandlerError, Verdict, Worker, WorkerEvent, WorkerHandle, WorkerOptions, WorkerStats,
 };
 
-/// The wire protocol this client speaks; the value of `{emq}:version`.
-pub const PROTOCOL_VERSION: &str = "echomq:2.0.0";
+/// The newest wire protocol this client speaks (its default); the value of
+/// `{emq}:version` it fences. See [`WireVersion`] for speaking an older one.
+pub const PROTOCOL_VERSION: &str = "echomq:2.1.0";

@@ -18,6 +18,15 @@ pub struct EnqueueOptions {
     pub run_at_ms: Option<u64>,
     /// Run this many ms after the server's now.
     pub delay_ms: Option<u64>,
+    /// echomq:2.1.0: a second enqueue with the same dedup id, while the job
+    /// holding it is pending, scheduled or active, answers `duplicate` with
+    /// that job's id. `[A-Za-z0-9._-]{1,255}`. Enqueues now, under a minted
+    /// id (not with `id`, `run_at_ms` or `delay_ms`).
+    pub dedup_id: Option<String>,
+    /// Release the dedup id after this long even if its job still lives
+    /// (throttle mode). `None`: held until the job completes, is removed or
+    /// goes dead.
+    pub dedup_ttl_ms: Option<u64>,
 }
 
 /// When a job written by [`EnqueueOptions`] may run.
@@ -29,8 +38,17 @@ pub(crate) enum When {
 }
 
 impl EnqueueOptions {
-    /// `run_at_ms` and `delay_ms` together are ambiguous: refused before the wire.
+    /// `run_at_ms` and `delay_ms` together are ambiguous: refused before the
+    /// wire; so is a dedup id beside a chosen id or a time (the dedup script
+    /// enqueues now, under a minted id).
     pub(crate) fn when(&self) -> Result<When> {
+        if self.dedup_id.is_some()
+            && (self.id.is_some() || self.run_at_ms.is_some() || self.delay_ms.is_some())
+        {
+            return Err(Error::invalid_argument(
+                "dedup_id enqueues now under a minted id: not with id, run_at_ms or delay_ms",
+            ));
+        }
         match (self.run_at_ms, self.delay_ms) {
             (Some(_), Some(_)) => Err(Error::invalid_argument(
                 "give run_at_ms or delay_ms, not both",

@@ -10,7 +10,16 @@ from typing import Iterable, List, Literal, Optional, Tuple, Type, Union
 
 from . import _native
 from ._errors import EchoMQError
-from ._native import BundleMismatch, Counts, Enqueued, Job, JobInfo, Settled, Subscription
+from ._native import (
+    BundleMismatch,
+    Counts,
+    Enqueued,
+    Job,
+    JobInfo,
+    Reaped,
+    Settled,
+    Subscription,
+)
 from ._queue import AsyncQueue, Duration, Time
 
 Payload = Union[bytes, str, bytearray, memoryview]
@@ -81,12 +90,33 @@ class AsyncClient:
         id: Optional[str] = None,
         run_at_ms: Optional[Time] = None,
         delay_ms: Optional[Duration] = None,
+        dedup_id: Optional[str] = None,
+        dedup_ttl_ms: Optional[Duration] = None,
     ) -> Enqueued:
         """Enqueue now, or later (``run_at_ms`` or ``delay_ms``, not both),
-        under a minted id or the given ``id``."""
+        under a minted id or the given ``id``; or deduplicated by
+        ``dedup_id`` (echomq:2.1.0)."""
         return await self._native.enqueue(
-            queue, payload, id=id, run_at_ms=run_at_ms, delay_ms=delay_ms
+            queue,
+            payload,
+            id=id,
+            run_at_ms=run_at_ms,
+            delay_ms=delay_ms,
+            dedup_id=dedup_id,
+            dedup_ttl_ms=dedup_ttl_ms,
         )
+
+    async def reap_stalled(self, queue: str, limit: int, max_stalls: int) -> Reaped:
+        return await self._native.reap_stalled(queue, limit, max_stalls)
+
+    async def set_concurrency(self, queue: str, n: int) -> None:
+        await self._native.set_concurrency(queue, n)
+
+    async def set_rate_limit(self, queue: str, max: int, per_ms: Duration) -> None:
+        await self._native.set_rate_limit(queue, max, per_ms)
+
+    async def rate_limit(self, queue: str, id: str, token: int, ms: Duration) -> None:
+        await self._native.rate_limit(queue, id, token, ms)
 
     async def enqueue_with_id(self, queue: str, id: str, payload: Payload) -> Enqueued:
         return await self._native.enqueue_with_id(queue, id, payload)
@@ -215,6 +245,7 @@ async def connect_async(
     max_payload: Optional[int] = None,
     strict_bundle: bool = False,
     publish_events: bool = True,
+    wire_version: Optional[str] = None,
 ) -> AsyncClient:
     """Connect (and fence) without blocking the running loop. With no
     ``url``: ``EMQ_URL`` when set, else ``redis://127.0.0.1:6379/``. Omitted
@@ -228,6 +259,7 @@ async def connect_async(
         max_payload=max_payload,
         strict_bundle=strict_bundle,
         publish_events=publish_events,
+        wire_version=wire_version,
     )
     return AsyncClient(native)
 

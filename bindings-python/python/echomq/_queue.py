@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable, List, Literal, Optional, Tuple,
 
 from . import _native
 from ._errors import EchoMQError
-from ._native import Counts, Enqueued, Job, JobInfo, Settled, Subscription
+from ._native import Counts, Enqueued, Job, JobInfo, Reaped, Settled, Subscription
 
 if TYPE_CHECKING:
     from ._aio import AsyncClient
@@ -79,11 +79,20 @@ class Queue(_Handle):
         id: Optional[str] = None,
         run_at_ms: Optional[Time] = None,
         delay_ms: Optional[Duration] = None,
+        dedup_id: Optional[str] = None,
+        dedup_ttl_ms: Optional[Duration] = None,
     ) -> Enqueued:
         """Enqueue now, or later (``run_at_ms`` or ``delay_ms``, not both),
-        under a minted id or the given ``id``."""
+        under a minted id or the given ``id``; or deduplicated by
+        ``dedup_id`` (echomq:2.1.0)."""
         return self.client.enqueue(
-            self._name, payload, id=id, run_at_ms=run_at_ms, delay_ms=delay_ms
+            self._name,
+            payload,
+            id=id,
+            run_at_ms=run_at_ms,
+            delay_ms=delay_ms,
+            dedup_id=dedup_id,
+            dedup_ttl_ms=dedup_ttl_ms,
         )
 
     def enqueue_many(self, payloads: Iterable[Payload]) -> List[Union[Enqueued, EchoMQError]]:
@@ -127,6 +136,18 @@ class Queue(_Handle):
 
     def reap(self, limit: Optional[int] = None) -> int:
         return self.client.reap(self._name, limit)
+
+    def reap_stalled(self, limit: int, max_stalls: int) -> Reaped:
+        return self.client.reap_stalled(self._name, limit, max_stalls)
+
+    def set_concurrency(self, n: int) -> None:
+        self.client.set_concurrency(self._name, n)
+
+    def set_rate_limit(self, max: int, per_ms: Duration) -> None:
+        self.client.set_rate_limit(self._name, max, per_ms)
+
+    def rate_limit(self, id: str, token: int, ms: Duration) -> None:
+        self.client.rate_limit(self._name, id, token, ms)
 
     def counts(self) -> Counts:
         return self.client.counts(self._name)
@@ -204,9 +225,17 @@ class AsyncQueue(_Handle):
         id: Optional[str] = None,
         run_at_ms: Optional[Time] = None,
         delay_ms: Optional[Duration] = None,
+        dedup_id: Optional[str] = None,
+        dedup_ttl_ms: Optional[Duration] = None,
     ) -> Enqueued:
         return await self.client.enqueue(
-            self._name, payload, id=id, run_at_ms=run_at_ms, delay_ms=delay_ms
+            self._name,
+            payload,
+            id=id,
+            run_at_ms=run_at_ms,
+            delay_ms=delay_ms,
+            dedup_id=dedup_id,
+            dedup_ttl_ms=dedup_ttl_ms,
         )
 
     async def enqueue_many(
@@ -252,6 +281,18 @@ class AsyncQueue(_Handle):
 
     async def reap(self, limit: Optional[int] = None) -> int:
         return await self.client.reap(self._name, limit)
+
+    async def reap_stalled(self, limit: int, max_stalls: int) -> Reaped:
+        return await self.client.reap_stalled(self._name, limit, max_stalls)
+
+    async def set_concurrency(self, n: int) -> None:
+        await self.client.set_concurrency(self._name, n)
+
+    async def set_rate_limit(self, max: int, per_ms: Duration) -> None:
+        await self.client.set_rate_limit(self._name, max, per_ms)
+
+    async def rate_limit(self, id: str, token: int, ms: Duration) -> None:
+        await self.client.rate_limit(self._name, id, token, ms)
 
     async def counts(self) -> Counts:
         return await self.client.counts(self._name)

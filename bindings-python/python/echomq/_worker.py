@@ -89,6 +89,7 @@ class Worker:
         handler_batch: Optional[int] = None,
         dead_max_age_ms: Optional[Duration] = None,
         dead_max_len: Optional[int] = None,
+        max_stalls: Optional[int] = None,
         handle_signals: bool = True,
         events: Optional[object] = None,
     ) -> None:
@@ -117,6 +118,7 @@ class Worker:
             handler_batch=handler_batch,
             dead_max_age_ms=dead_max_age_ms,
             dead_max_len=dead_max_len,
+            max_stalls=max_stalls,
             batched=self._async,
         )
         self._listeners = listeners
