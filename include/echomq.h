@@ -308,6 +308,11 @@ typedef struct emq_job {
      */
     const uint8_t *payload;
     size_t payload_len;
+    /**
+     * Which attempt this claim is (1 on the first claim). Equal to `token`
+     * at claim time under echomq:2.x, but only `token` settles.
+     */
+    uint64_t attempts;
 } emq_job;
 
 /**
@@ -383,7 +388,8 @@ typedef struct emq_job_info {
      */
     char id[EMQ_ID_BUF];
     /**
-     * One of `EMQ_STATE_*`.
+     * One of `EMQ_STATE_*` (`EMQ_STATE_UNKNOWN` for a state another
+     * runtime wrote).
      */
     emq_job_state state;
     uint64_t attempts;
@@ -953,6 +959,12 @@ typedef struct emq_string_list {
 #define EMQ_STATE_DEAD 3
 
 /**
+ * A state this library does not know, written by another runtime sharing
+ * the deployment (say the reference runtime's `awaiting_children`).
+ */
+#define EMQ_STATE_UNKNOWN 4
+
+/**
  * Back in `schedule`, to run again after the delay.
  */
 #define EMQ_RETRY_SCHEDULED 0
@@ -1026,6 +1038,7 @@ struct emq_connect_options emq_connect_options_default(void);
 /**
  * Connect to `url` (`redis://[user:password@]host:port/db`, `rediss://…`,
  * `redis+unix:///path`) and run the version fence before anything else.
+ * `url` may be NULL: then `EMQ_URL` when set, else `redis://127.0.0.1:6379/`.
  * `options` may be NULL (defaults). On success `*out` is a new handle the
  * caller releases with `emq_client_free`; on failure `*out` is NULL.
  * A fence mismatch is `EMQ_ERR_VERSION_FENCE` with the value in `(*err)->found`.
