@@ -484,7 +484,15 @@ async function renderJob(queue, id) {
         h("span", { class: "muted small" }, p.kind + " · " + fmt(p.size) + " bytes" + (p.truncated ? " · first " + fmt(p.text.length) + " shown" : "")),
         h("span", { class: "spacer" }),
         h("a", { class: "btn small", href: base + "/payload", download: "" }, "Download")),
-      h("pre", { class: "payload", id: "payload", "data-kind": p.kind }, p.text)));
+      h("pre", { class: "payload", id: "payload", "data-kind": p.kind }, p.text)),
+    ...jobExtras(job));
+}
+
+// The job page's further panels, one per feature the job's answer carries.
+// Progress, logs and a kept result (issue #13) go here as fields of
+// `GET /api/queues/{q}/jobs/{id}` appear; none exist in echomq:2.0.0.
+function jobExtras(job) {
+  return [];
 }
 
 // ---- live updates --------------------------------------------------------
@@ -498,10 +506,12 @@ document.addEventListener("mouseup", () => {
   if (deferred) { const o = deferred; deferred = null; setTimeout(() => applyOverview(o), 0); }
 }, true);
 
-// Did this snapshot change what the open queue or job page shows? Any
-// snapshot but an event-driven one may have (the refresh is the fallback
-// for lost events); an event-driven one only if the page's queue had events.
+// Did this snapshot change what the open queue or job page shows? A
+// refresh or an action may have (the refresh is the fallback for lost
+// events); an event-driven one only if the page's queue had events; a
+// health reading never (it re-reads no queue).
 function touches(previous, o, queue) {
+  if (o.trigger === "health") return false;
   if (o.trigger !== "event" || !previous) return true;
   const before = previous.queues.find((x) => x.name === queue);
   const now = o.queues.find((x) => x.name === queue);
