@@ -262,7 +262,7 @@ function renderOverview() {
       stat("Dead", fmt(t.dead), null, t.dead ? "warn" : null),
       stat("Throughput", rate(t.completed_per_min), "jobs / min"),
       stat("Failure rate", failRate, "last minute")),
-    h("section", { class: "grid2" },
+    h("section", { class: "grid2 overview-grid" },
       h("div", { class: "panel" },
         h("div", { class: "panel-head" }, h("h2", {}, "Throughput"),
           h("span", { class: "legend" }, h("i", { class: "sw done" }), "completed", h("i", { class: "sw failed" }), "dead-lettered")),
