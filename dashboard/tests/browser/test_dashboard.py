@@ -309,7 +309,9 @@ def test_pause_resume_remove_and_requeue_all_from_the_page(
     click(page, f'#queues tr[data-queue="{q}"] button[data-action="pause"]')
     confirm(page)
     waiter(page).until(lambda p: redis_server.cli("HEXISTS", meta, "paused") == "1")
-    assert text_of(page, f'#queues tr[data-queue="{q}"] [data-paused]') == "paused"
+    # The page shows it with the next snapshot (a sample already under way
+    # when the pause landed may still say running).
+    waiter(page).until(lambda p: text_of(p, f'#queues tr[data-queue="{q}"] [data-paused]') == "paused")
     click(page, f'#queues tr[data-queue="{q}"] button[data-action="resume"]')
     confirm(page)
     waiter(page).until(lambda p: redis_server.cli("HEXISTS", meta, "paused") == "0")
@@ -395,10 +397,16 @@ def test_queue_events_update_the_page_before_any_refresh(
         worker.stop()
         runner.join(WAIT)
     assert page.execute_script("return window.__noReload") == "still here"
-    after = json.loads(http("GET", d.base + "/api/overview")[1])
+    # The row left with the `active` event's sample (which may already read
+    # the job completed); the `completed` event's own sample follows within
+    # one event gap (200 ms), still without any refresh.
+    def completed_shown(_: WebDriver) -> Optional[dict]:
+        o = json.loads(http("GET", d.base + "/api/overview")[1])
+        q = o["queues"][0]
+        return o if q["completed"] == 1 and q["events"] >= before["queues"][0]["events"] + 2 else None
+    after = waiter(page).until(completed_shown)  # events: active, completed
     shown = after["queues"][0]
-    assert shown["events"] >= before["queues"][0]["events"] + 2  # active, completed
-    assert (shown["pending"], shown["completed"]) == (0, 1)
+    assert (shown["pending"], shown["active"], shown["completed"]) == (0, 0, 1)
     # No periodic sample has run since the start (refresh is ten minutes):
     # the last queue reading came from an event (or a health reading that
     # kept it).
