@@ -13,6 +13,8 @@
 //!   and its [`WorkerEvent`]s
 //! - [`Subscription`]: queue events on `emq:{q}:events`, and `wait_for`
 //! - [`metrics`]: Prometheus text for a set of queues
+//! - [`probe`] and [`health`]: read-only facts about a deployment and the
+//!   PASS/WARN/FAIL checks judged from them (`emq doctor`, the dashboard)
 //! - [`logging`]: the core logs through the `log` crate; a forwarding logger
 //!   for bindings whose language has no `log` bridge (Node, C)
 
@@ -37,6 +39,7 @@ mod stall;
 mod upgrade;
 
 pub mod blocking;
+pub mod health;
 pub mod id;
 pub mod keys;
 pub mod logging;

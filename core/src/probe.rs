@@ -1,4 +1,5 @@
-//! Read-only facts about a deployment, for health checks (`emq doctor`).
+//! Read-only facts about a deployment, for health checks (`emq doctor`, the
+//! dashboard's health panel; [`crate::health`] judges them).
 //!
 //! The probe opens its own plain connection and does NOT fence: a deployment
 //! whose `{emq}:version` holds another value must still be describable, so
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redis::aio::MultiplexedConnection;
 
+use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fence::BundleMismatch;
 use crate::keys::{BUNDLE_KEY, VERSION_KEY};
@@ -48,6 +50,19 @@ pub struct ServerProbe {
 pub async fn probe(url: &str, options: &ConnectOptions) -> Result<ServerProbe> {
     let client = redis::Client::open(url)
         .map_err(|e| Error::invalid_argument(format!("invalid server url: {e}")))?;
+    probe_server(&client, options).await
+}
+
+impl Client {
+    /// The [`ServerProbe`] of the deployment this client talks to, read on a
+    /// short-lived connection of its own (so a slow probe never queues behind
+    /// the client's verbs, and nothing is fenced or written).
+    pub async fn probe(&self) -> Result<ServerProbe> {
+        probe_server(&self.transport().redis_client(), self.options()).await
+    }
+}
+
+async fn probe_server(client: &redis::Client, options: &ConnectOptions) -> Result<ServerProbe> {
     let mut conn = tokio::time::timeout(
         options.connect_timeout,
         client.get_multiplexed_async_connection(),
@@ -83,13 +98,15 @@ pub async fn probe(url: &str, options: &ConnectOptions) -> Result<ServerProbe> {
         version: server_version,
     } = ServerInfo::parse(&server_text);
     let info = info_fields(&mut conn).await?;
+    // A map, not a pair list: RESP3 connections (the client's) answer
+    // `CONFIG GET` with a map, RESP2 ones with a flat array; both read as one.
     let rdb_enabled = redis::cmd("CONFIG")
         .arg("GET")
         .arg("save")
-        .query_async::<Vec<String>>(&mut conn)
+        .query_async::<HashMap<String, String>>(&mut conn)
         .await
         .ok()
-        .map(|pair| pair.get(1).is_some_and(|v| !v.trim().is_empty()));
+        .map(|found| found.get("save").is_some_and(|v| !v.trim().is_empty()));
 
     let version_record: Option<String> = redis::cmd("GET")
         .arg(VERSION_KEY)

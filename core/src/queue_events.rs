@@ -234,7 +234,8 @@ const RESUBSCRIBE_MAX: Duration = Duration::from_secs(2);
 /// are lost: at-most-once). Read it with [`Subscription::next`] or as a
 /// [`futures_util::Stream`]; dropping it unsubscribes.
 pub struct Subscription {
-    queue: String,
+    /// The queues subscribed to (one, unless from [`Client::subscribe_many`]).
+    queues: Vec<String>,
     rx: mpsc::Receiver<QueueEvent>,
     task: JoinHandle<()>,
 }
@@ -242,14 +243,20 @@ pub struct Subscription {
 impl std::fmt::Debug for Subscription {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Subscription")
-            .field("queue", &self.queue)
+            .field("queues", &self.queues)
             .finish_non_exhaustive()
     }
 }
 
 impl Subscription {
+    /// The queue subscribed to (the first one, for [`Client::subscribe_many`]).
     pub fn queue(&self) -> &str {
-        &self.queue
+        &self.queues[0]
+    }
+
+    /// Every queue subscribed to; each event names its own in [`QueueEvent::queue`].
+    pub fn queues(&self) -> &[String] {
+        &self.queues
     }
 
     /// The next event; `None` once the subscription is closed.
@@ -300,17 +307,22 @@ impl futures_util::Stream for Subscription {
     }
 }
 
+/// A queue's channel name and the queue, for telling messages apart.
+type Channel = (String, String);
+
 async fn open_pubsub(
     client: &redis::Client,
-    channel: &str,
+    channels: &[Channel],
     timeout: Duration,
 ) -> Result<redis::aio::PubSub> {
+    let names: Vec<&str> = channels.iter().map(|(c, _)| c.as_str()).collect();
     let connect = async {
         let mut pubsub = client
             .get_async_pubsub()
             .await
             .map_err(|e| Error::new(ErrorKind::Connection, format!("cannot subscribe: {e}")))?;
-        pubsub.subscribe(channel).await?;
+        // One SUBSCRIBE for all of them: one round trip, one connection.
+        pubsub.subscribe(&names).await?;
         Ok(pubsub)
     };
     tokio::time::timeout(timeout, connect).await.map_err(|_| {
@@ -324,13 +336,16 @@ async fn open_pubsub(
 /// Forward messages until the subscriber is gone, re-subscribing after drops.
 async fn follow(
     client: redis::Client,
-    queue: String,
-    channel: String,
+    channels: Vec<Channel>,
     first: redis::aio::PubSub,
     tx: mpsc::Sender<QueueEvent>,
     timeout: Duration,
 ) {
     use futures_util::StreamExt;
+    let described = match channels.as_slice() {
+        [(only, _)] => only.clone(),
+        many => format!("{} event channels", many.len()),
+    };
     let mut pubsub = first;
     loop {
         let mut messages = pubsub.into_on_message();
@@ -338,7 +353,11 @@ async fn follow(
             tokio::select! {
                 message = messages.next() => match message {
                     Some(message) => {
-                        let Some(event) = QueueEvent::parse(&queue, message.get_payload_bytes())
+                        let channel = message.get_channel_name();
+                        let Some((_, queue)) = channels.iter().find(|(c, _)| c == channel) else {
+                            continue;
+                        };
+                        let Some(event) = QueueEvent::parse(queue, message.get_payload_bytes())
                         else {
                             log::debug!("echomq: ignored a non-event message on {channel}");
                             continue;
@@ -352,20 +371,20 @@ async fn follow(
                 _ = tx.closed() => return,
             }
         }
-        log::warn!("echomq: the event subscription to {channel} dropped; re-subscribing");
+        log::warn!("echomq: the event subscription to {described} dropped; re-subscribing");
         let mut pause = Duration::from_millis(50);
         pubsub = loop {
             tokio::select! {
                 _ = tokio::time::sleep(pause) => {}
                 _ = tx.closed() => return,
             }
-            match open_pubsub(&client, &channel, timeout).await {
+            match open_pubsub(&client, &channels, timeout).await {
                 Ok(pubsub) => {
-                    log::info!("echomq: re-subscribed to {channel}");
+                    log::info!("echomq: re-subscribed to {described}");
                     break pubsub;
                 }
                 Err(e) => {
-                    log::debug!("echomq: re-subscribing to {channel} failed: {e}");
+                    log::debug!("echomq: re-subscribing to {described} failed: {e}");
                     pause = (pause * 2).min(RESUBSCRIBE_MAX);
                 }
             }
@@ -391,24 +410,27 @@ impl Client {
     /// once the server confirmed the subscription, so every event published
     /// after this returns is delivered (at-most-once: barring a drop).
     pub async fn subscribe(&self, queue: &str) -> Result<Subscription> {
-        let channel = events_channel(queue)?;
+        self.subscribe_many(&[queue]).await
+    }
+
+    /// Subscribe to the events of several queues on one connection (a
+    /// dashboard showing many queues holds one connection, not one per
+    /// queue). Each event names its queue; otherwise as [`Client::subscribe`].
+    pub async fn subscribe_many<Q: AsRef<str>>(&self, queues: &[Q]) -> Result<Subscription> {
+        if queues.is_empty() {
+            return Err(Error::invalid_argument("subscribe to at least one queue"));
+        }
+        let channels = queues
+            .iter()
+            .map(|q| Ok((events_channel(q.as_ref())?, q.as_ref().to_string())))
+            .collect::<Result<Vec<Channel>>>()?;
         let timeout = self.options().connect_timeout;
         let client = self.transport().redis_client();
-        let first = open_pubsub(&client, &channel, timeout).await?;
+        let first = open_pubsub(&client, &channels, timeout).await?;
         let (tx, rx) = mpsc::channel(SUBSCRIBER_BUFFER);
-        let task = tokio::spawn(follow(
-            client,
-            queue.to_string(),
-            channel,
-            first,
-            tx,
-            timeout,
-        ));
-        Ok(Subscription {
-            queue: queue.to_string(),
-            rx,
-            task,
-        })
+        let queues = channels.iter().map(|(_, q)| q.clone()).collect();
+        let task = tokio::spawn(follow(client, channels, first, tx, timeout));
+        Ok(Subscription { queues, rx, task })
     }
 
     /// Wait up to `timeout` for job `id` to complete or go dead. It subscribes

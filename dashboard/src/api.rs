@@ -19,8 +19,6 @@ pub const DEFAULT_LIMIT: u64 = 50;
 /// The largest page a list answers: each listed job's row (payload
 /// included) is read to show its attempts, error and preview.
 pub const MAX_LIMIT: u64 = 200;
-/// Dead jobs requeued per round by "requeue all".
-const REQUEUE_BATCH: u64 = 200;
 
 /// A core error as an HTTP answer: bad input 400, a job in the wrong state
 /// 409, a server that cannot be reached 503.
@@ -283,42 +281,92 @@ pub async fn remove(
     Ok(changed(&state, json!({ "queue": queue, "removed": [id] })))
 }
 
-/// Requeue every dead job, oldest first, one page at a time. Jobs that left
-/// dead meanwhile (another operator) are skipped, not errors.
+/// Requeue every dead job, oldest first (the core's `requeue_all_dead`:
+/// bounded batches, so a large dead set never blocks the server for long).
 pub async fn requeue_all_dead(
     State(state): State<AppState>,
     Path(queue): Path<String>,
 ) -> ApiResult<Response> {
     shown(&state, &queue)?;
-    let mut requeued = 0u64;
-    loop {
-        let ids = state
-            .client
-            .browse(&queue, BrowseSet::Dead, false, REQUEUE_BATCH, None)
-            .await?;
-        if ids.is_empty() {
-            break;
-        }
-        let answers = futures_util::future::join_all(
-            ids.iter()
-                .map(|id| state.client.requeue_dead(&queue, id.as_str())),
-        )
-        .await;
-        let mut moved = 0;
-        for answer in answers {
-            match answer {
-                Ok(()) => moved += 1,
-                Err(e) if e.kind() == ErrorKind::NotDead => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        requeued += moved;
-        if moved == 0 {
-            break;
-        }
-    }
+    let requeued = state.client.requeue_all_dead(&queue, None).await?;
     Ok(changed(
         &state,
         json!({ "queue": queue, "requeued_count": requeued }),
     ))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PurgeQuery {
+    /// Only dead jobs minted longer ago than this (`30m`, `7d`, `1h 30m`);
+    /// absent or empty: every dead job.
+    older_than: Option<String>,
+}
+
+/// Delete dead jobs (rows and payloads) by the core's `purge_dead`,
+/// answering how many went.
+pub async fn purge_dead(
+    State(state): State<AppState>,
+    Path(queue): Path<String>,
+    Query(q): Query<PurgeQuery>,
+) -> ApiResult<Response> {
+    shown(&state, &queue)?;
+    let older_than_ms = match q.older_than.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(text) => Some(parse_age(text)?),
+    };
+    let deleted = state.client.purge_dead(&queue, older_than_ms, None).await?;
+    Ok(changed(
+        &state,
+        json!({ "queue": queue, "deleted": deleted, "older_than_ms": older_than_ms }),
+    ))
+}
+
+/// A duration in humantime's words, in milliseconds.
+fn parse_age(text: &str) -> ApiResult<u64> {
+    humantime::parse_duration(text)
+        .map(|d| d.as_millis() as u64)
+        .map_err(|e| {
+            echomq::Error::new(
+                ErrorKind::InvalidArgument,
+                format!("older_than {text:?}: {e} (expected e.g. 90s, 30m, 12h, 7d)"),
+            )
+            .into()
+        })
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DrainQuery {
+    /// Delete scheduled jobs too (default false).
+    include_scheduled: Option<bool>,
+}
+
+/// Delete the waiting jobs — pending, and scheduled when asked — by the
+/// core's `drain`; active jobs are left to finish. Answers how many went.
+pub async fn drain(
+    State(state): State<AppState>,
+    Path(queue): Path<String>,
+    Query(q): Query<DrainQuery>,
+) -> ApiResult<Response> {
+    shown(&state, &queue)?;
+    let include_scheduled = q.include_scheduled.unwrap_or(false);
+    let deleted = state.client.drain(&queue, include_scheduled, None).await?;
+    Ok(changed(
+        &state,
+        json!({ "queue": queue, "deleted": deleted, "include_scheduled": include_scheduled }),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_are_humantime_durations() {
+        assert_eq!(parse_age("90s").ok(), Some(90_000));
+        assert_eq!(parse_age("7d").ok(), Some(7 * 86_400_000));
+        assert_eq!(parse_age("1h 30m").ok(), Some(5_400_000));
+        let e = parse_age("soon").expect_err("refused");
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+        assert_eq!(e.kind, "EMQ_INVALID_ARGUMENT");
+    }
 }
