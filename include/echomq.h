@@ -5,7 +5,7 @@
  * Conventions, for every function below:
  *
  * - Status. Fallible functions return an emq_status: EMQ_OK (0) or an error
- *   code. Codes 1..16 are the core error kinds (stable numbers, see
+ *   code. Codes 1..99 are the core error kinds (stable numbers, see
  *   docs/API.md); EMQ_ERR_NULL_POINTER, EMQ_ERR_INVALID_UTF8 and EMQ_ERR_PANIC
  *   belong to the C boundary. Branch on codes, never on message text.
  *
@@ -22,7 +22,7 @@
  * - Ownership. Everything the library returns through an out-parameter
  *   pointer (jobs, lists, records, strings, errors) is owned by the caller and
  *   released with the matching emq_*_free named on the function; every free
- *   accepts NULL. Structs filled in place (emq_enqueued, emq_counts, emq_id,
+ *   accepts NULL. Structs filled in place (emq_enqueued, emq_queue_counts, emq_id,
  *   ...) need no free. Strings documented as static are never freed.
  *
  * - Threads. An emq_client may be used from any number of threads at once.
@@ -96,10 +96,16 @@ typedef struct emq_handler_result emq_handler_result;
 typedef struct emq_worker emq_worker;
 
 /**
- * Connect options; start from `emq_connect_options_default()` and set only
- * what you need. Strings are borrowed for the duration of `emq_connect`.
+ * Connect options; start from `emq_connect_options_init(&o, sizeof o)` and
+ * set only what you need. Strings are borrowed for the duration of
+ * `emq_connect`. The struct may grow in later versions (new fields are
+ * appended); a program built against an older, smaller one keeps working.
  */
 typedef struct emq_connect_options {
+    /**
+     * `sizeof` the struct as the caller compiled it; set by the init function.
+     */
+    size_t size;
     /**
      * Node id mixed into minted ids, 0..=1023; -1 (default) = `EMQ_NODE_ID`,
      * else a per-process random value.
@@ -455,9 +461,15 @@ typedef struct emq_key_info {
 typedef int32_t emq_backoff;
 
 /**
- * Worker options; start from `emq_worker_options_default()`.
+ * Worker options; start from `emq_worker_options_init(&o, sizeof o)`. The
+ * struct may grow in later versions (new fields are appended); a program
+ * built against an older, smaller one keeps working.
  */
 typedef struct emq_worker_options {
+    /**
+     * `sizeof` the struct as the caller compiled it; set by the init function.
+     */
+    size_t size;
     /**
      * Handlers running at once. Default 10.
      */
@@ -777,9 +789,22 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not strict).
+ * The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not strict),
+ * by value, `size` set. Returned by value the struct cannot grow under an
+ * already-built program: prefer `emq_connect_options_init`.
  */
 struct emq_connect_options emq_connect_options_default(void);
+
+/**
+ * Fill `*options` (`size` bytes, normally `sizeof *options`) with the
+ * defaults and record `size`, so a later library knows which fields this
+ * program has. NULL is a no-op.
+ *
+ * # Safety
+ * `options` is NULL or valid for writes of `size` bytes.
+ */
+void emq_connect_options_init(struct emq_connect_options *options,
+                              size_t size);
 
 /**
  * Connect to `url` (`redis://[user:password@]host:port/db`, `rediss://…`,
@@ -1476,9 +1501,22 @@ void emq_string_free(char *text);
 
 /**
  * The documented defaults (concurrency 10, lease 30000 ms, 5 attempts,
- * exponential 1000..60000 ms, pumps every 1000 ms, idle poll 50 ms, grace 10000 ms).
+ * exponential 1000..60000 ms, pumps every 1000 ms, idle poll 50 ms, grace 10000 ms),
+ * by value, `size` set. Returned by value the struct cannot grow under an
+ * already-built program: prefer `emq_worker_options_init`.
  */
 struct emq_worker_options emq_worker_options_default(void);
+
+/**
+ * Fill `*options` (`size` bytes, normally `sizeof *options`) with the
+ * defaults and record `size`, so a later library knows which fields this
+ * program has. NULL is a no-op.
+ *
+ * # Safety
+ * `options` is NULL or valid for writes of `size` bytes.
+ */
+void emq_worker_options_init(struct emq_worker_options *options,
+                             size_t size);
 
 /**
  * Make a worker for `queue` that calls `handler(job, user_data, result)` for

@@ -22,6 +22,7 @@
 mod client;
 mod guard;
 mod pure;
+mod sized;
 mod status;
 mod types;
 mod worker;

@@ -74,12 +74,12 @@ fn struct_layouts_lp64() {
     layout!(emq_id_parts, 24, 8, ns => 0, node_id => 4, snowflake => 8, minted_at_ms => 16);
     layout!(emq_key_info, 40, 8, key_class => 0, queue => 8, key_type => 16, id => 24,
         member => 32);
-    layout!(emq_connect_options, 40, 8, node_id => 0, strict_bundle => 4, client_name => 8,
-        connect_timeout_ms => 16, response_timeout_ms => 24, max_payload => 32);
-    layout!(emq_worker_options, 80, 8, concurrency => 0, backoff => 4, lease_ms => 8,
-        max_attempts => 16, backoff_base_ms => 24, backoff_cap_ms => 32,
-        pump_interval_ms => 40, idle_max_ms => 48, shutdown_grace_ms => 56,
-        prefetch => 64, handler_batch => 72);
+    layout!(emq_connect_options, 48, 8, size => 0, node_id => 8, strict_bundle => 12,
+        client_name => 16, connect_timeout_ms => 24, response_timeout_ms => 32, max_payload => 40);
+    layout!(emq_worker_options, 88, 8, size => 0, concurrency => 8, backoff => 12, lease_ms => 16,
+        max_attempts => 24, backoff_base_ms => 32, backoff_cap_ms => 40,
+        pump_interval_ms => 48, idle_max_ms => 56, shutdown_grace_ms => 64,
+        prefetch => 72, handler_batch => 80);
     layout!(emq_stats, 80, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
         lease_lost => 32, in_flight => 40, claim_failures => 48, heartbeat_failures => 56,
         settle_failures => 64, released => 72);
