@@ -56,7 +56,7 @@ pub fn browse_args(
 
 #[pyfunction]
 #[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
-    response_timeout_ms=None, max_payload=None, strict_bundle=false))]
+    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -67,6 +67,7 @@ pub fn connect(
     response_timeout_ms: Option<Bound<'_, PyAny>>,
     max_payload: Option<Bound<'_, PyAny>>,
     strict_bundle: bool,
+    publish_events: bool,
 ) -> PyResult<Client> {
     let options = connect_options(
         node_id.as_ref(),
@@ -75,6 +76,7 @@ pub fn connect(
         response_timeout_ms.as_ref(),
         max_payload.as_ref(),
         strict_bundle,
+        publish_events,
     )?;
     let inner = py
         .detach(|| blocking::Client::connect(&url, options))

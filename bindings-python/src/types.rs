@@ -103,6 +103,7 @@ pub fn connect_options(
     response_timeout_ms: Option<&Bound<'_, PyAny>>,
     max_payload: Option<&Bound<'_, PyAny>>,
     strict_bundle: bool,
+    publish_events: bool,
 ) -> PyResult<echomq::ConnectOptions> {
     use echomq::defaults as core;
     let node_id = match node_id.filter(|n| !n.is_none()) {
@@ -128,6 +129,7 @@ pub fn connect_options(
         response_timeout: core::timeout_from_ms(response_ms),
         max_payload: count_or("max_payload", max_payload, core::MAX_PAYLOAD)?,
         strict_bundle,
+        publish_events,
     })
 }
 

@@ -11,6 +11,7 @@ use crate::fence::BundleMismatch;
 use crate::id::{self, BrandedId};
 use crate::keys::QueueKeys;
 use crate::options::ConnectOptions;
+use crate::queue_events::{Batch, Publisher};
 use crate::replies;
 use crate::scripts;
 use crate::transport::Transport;
@@ -24,10 +25,11 @@ const MINT_ATTEMPTS: usize = 8;
 /// multiplexed connection, so concurrent calls pipeline automatically.
 #[derive(Clone)]
 pub struct Client {
-    transport: Arc<Transport>,
+    pub(crate) transport: Arc<Transport>,
     /// The node id given at connect (the option, else `EMQ_NODE_ID`);
     /// `None` mints with the process's default, redrawn in a forked child.
     node_id: Option<u16>,
+    events: Arc<Publisher>,
 }
 
 impl std::fmt::Debug for Client {
@@ -38,7 +40,7 @@ impl std::fmt::Debug for Client {
     }
 }
 
-fn check_positive(name: &str, value: u64) -> Result<()> {
+pub(crate) fn check_positive(name: &str, value: u64) -> Result<()> {
     if value == 0 {
         return Err(Error::invalid_argument(format!(
             "{name} must be greater than zero"
@@ -57,8 +59,32 @@ impl Client {
         };
         options.validate()?;
         crate::runtime::check_env()?;
+        let publish = options.publish_events;
         let transport = Transport::connect(url, options).await?;
-        Ok(Client { transport, node_id })
+        let events = Arc::new(Publisher::new(transport.clone(), publish));
+        Ok(Client {
+            transport,
+            node_id,
+            events,
+        })
+    }
+
+    pub(crate) fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// Queue events for `keys`' queue, published once the batch is sent;
+    /// `None` when this client does not publish.
+    fn events(&self, keys: &QueueKeys) -> Option<Batch<'_>> {
+        self.events.batch(&keys.base)
+    }
+
+    /// Publish one event right away (when this client publishes).
+    fn publish(&self, keys: &QueueKeys, event: &str, job: &str, fields: &[(&str, &str)]) {
+        if let Some(mut batch) = self.events(keys) {
+            batch.add(event, job, fields);
+            batch.send();
+        }
     }
 
     /// The node id this client mints with: the one given at connect, else
@@ -158,10 +184,11 @@ impl Client {
                 &[id.as_str().as_bytes(), payload],
             )
             .await?;
-        Ok(Enqueued {
-            id: *id,
-            duplicate: !replies::created(answer)?,
-        })
+        let duplicate = !replies::created(answer)?;
+        if !duplicate {
+            self.publish(keys, "added", id.as_str(), &[]);
+        }
+        Ok(Enqueued { id: *id, duplicate })
     }
 
     /// Enqueue to run at an absolute unix-ms instant.
@@ -206,6 +233,12 @@ impl Client {
                 )
                 .await?;
             if replies::created(answer)? {
+                let field = if mode == "at" {
+                    "run_at_ms"
+                } else {
+                    "delay_ms"
+                };
+                self.publish(&keys, "added", id.as_str(), &[(field, &ms_text)]);
                 return Ok(Enqueued {
                     id,
                     duplicate: false,
@@ -256,16 +289,25 @@ impl Client {
             Err(e) => return Err(e),
         };
         let mut out = Vec::with_capacity(ids.len());
+        let mut events = self.events(&keys);
         for ((id, answer), payload) in ids.into_iter().zip(answers).zip(payloads) {
             out.push(match answer.and_then(replies::created) {
                 // A minted id that already exists is a node-id collision: re-mint.
                 Ok(false) => self.enqueue(queue, payload).await,
-                Ok(true) => Ok(Enqueued {
-                    id,
-                    duplicate: false,
-                }),
+                Ok(true) => {
+                    if let Some(events) = events.as_mut() {
+                        events.add("added", id.as_str(), &[]);
+                    }
+                    Ok(Enqueued {
+                        id,
+                        duplicate: false,
+                    })
+                }
                 Err(e) => Err(e),
             });
+        }
+        if let Some(events) = events {
+            events.send();
         }
         Ok(out)
     }
@@ -332,7 +374,18 @@ impl Client {
                 ],
             )
             .await?;
-        replies::claimed(answer)
+        let jobs = replies::claimed(answer)?;
+        if let Some(mut events) = self.events(&keys) {
+            for job in &jobs {
+                events.add(
+                    "active",
+                    job.id.as_str(),
+                    &[("token", &job.token.to_string())],
+                );
+            }
+            events.send();
+        }
+        Ok(jobs)
     }
 
     fn complete_call(keys: &QueueKeys, id: &BrandedId, token: u64) -> (Vec<String>, Vec<Vec<u8>>) {
@@ -358,7 +411,14 @@ impl Client {
         let k: Vec<&str> = k.iter().map(String::as_str).collect();
         let a: Vec<&[u8]> = a.iter().map(Vec::as_slice).collect();
         let answer = self.transport.script(&scripts::COMPLETE, &k, &a).await;
-        replies::completed(&id, answer)
+        replies::completed(&id, answer)?;
+        self.publish(
+            &keys,
+            "completed",
+            id.as_str(),
+            &[("token", &token.to_string())],
+        );
+        Ok(())
     }
 
     /// Complete many held jobs in one script call per [`SETTLE_BATCH`] jobs; each token is
@@ -374,6 +434,7 @@ impl Client {
             .map(|(id, _)| BrandedId::parse(id))
             .collect::<Result<_>>()?;
         let mut out = Vec::with_capacity(ids.len());
+        let mut events = self.events(&keys);
         for (chunk_ids, chunk) in ids.chunks(SETTLE_BATCH).zip(jobs.chunks(SETTLE_BATCH)) {
             let mut args: Vec<Vec<u8>> = Vec::with_capacity(1 + 2 * chunk.len());
             args.push(keys.base.as_bytes().to_vec());
@@ -390,7 +451,18 @@ impl Client {
                     &arg_refs,
                 )
                 .await?;
-            out.extend(replies::completed_many(chunk_ids, answer)?);
+            let verdicts = replies::completed_many(chunk_ids, answer)?;
+            if let Some(events) = events.as_mut() {
+                for ((id, (_, token)), verdict) in chunk_ids.iter().zip(chunk).zip(&verdicts) {
+                    if verdict.is_ok() {
+                        events.add("completed", id.as_str(), &[("token", &token.to_string())]);
+                    }
+                }
+            }
+            out.extend(verdicts);
+        }
+        if let Some(events) = events {
+            events.send();
         }
         Ok(out)
     }
@@ -431,7 +503,27 @@ impl Client {
                 ],
             )
             .await?;
-        replies::retried(answer)
+        let outcome = replies::retried(answer)?;
+        let attempts = token.to_string();
+        match outcome {
+            RetryOutcome::Dead => self.publish(
+                &keys,
+                "dead",
+                id.as_str(),
+                &[("attempts", &attempts), ("error", error)],
+            ),
+            RetryOutcome::Scheduled => self.publish(
+                &keys,
+                "retried",
+                id.as_str(),
+                &[
+                    ("attempts", &attempts),
+                    ("error", error),
+                    ("delay_ms", &delay_ms.to_string()),
+                ],
+            ),
+        }
+        Ok(outcome)
     }
 
     fn extend_call(
@@ -647,6 +739,7 @@ impl Client {
             .transport
             .query(redis::cmd("HSET").arg(&keys.meta).arg("paused").arg("1"))
             .await?;
+        self.publish(&keys, "paused", "", &[]);
         Ok(())
     }
 
@@ -657,6 +750,7 @@ impl Client {
             .transport
             .query(redis::cmd("HDEL").arg(&keys.meta).arg("paused"))
             .await?;
+        self.publish(&keys, "resumed", "", &[]);
         Ok(())
     }
 
@@ -681,7 +775,9 @@ impl Client {
                 &[id.as_str().as_bytes()],
             )
             .await?;
-        replies::requeued(&id, answer)
+        replies::requeued(&id, answer)?;
+        self.publish(&keys, "requeued", id.as_str(), &[]);
+        Ok(())
     }
 
     /// Delete a job that is not active, from its row and every set.
@@ -703,6 +799,8 @@ impl Client {
                 &[id.as_str().as_bytes()],
             )
             .await?;
-        replies::removed(&id, answer)
+        replies::removed(&id, answer)?;
+        self.publish(&keys, "removed", id.as_str(), &[]);
+        Ok(())
     }
 }

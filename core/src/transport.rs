@@ -71,6 +71,12 @@ impl Transport {
         &self.options
     }
 
+    /// The server's address and credentials, for connections of another
+    /// kind (the event subscriber's).
+    pub fn redis_client(&self) -> redis::Client {
+        self.client.clone()
+    }
+
     pub fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
         self.mismatches.lock().expect("mismatch lock").clone()
     }
@@ -179,11 +185,17 @@ impl Transport {
                     format!("script bundle mismatch: {text}"),
                 ));
             }
-            let mut seen = self.mismatches.lock().expect("mismatch lock");
-            if seen.is_empty() {
+            // Logged after the lock is released: a logger may wait for another
+            // thread (Python's GIL) that waits for this lock.
+            let first = {
+                let mut seen = self.mismatches.lock().expect("mismatch lock");
+                let first = seen.is_empty();
+                *seen = mismatches;
+                first
+            };
+            if first {
                 log::warn!("echomq: script bundle mismatch in {{emq}}:bundle: {text}");
             }
-            *seen = mismatches;
         }
         Ok(conn)
     }

@@ -13,6 +13,10 @@ struct Args {
     concurrency: usize,
     rate: f64,
     payload_size: usize,
+    /// `--events off`: connect with `publish_events: false`.
+    events: bool,
+    /// `--listeners on`: a no-op worker event listener.
+    listeners: bool,
 }
 
 fn parse_args() -> Args {
@@ -28,6 +32,8 @@ fn parse_args() -> Args {
         concurrency: 50,
         rate: 2_000.0,
         payload_size: 100,
+        events: true,
+        listeners: false,
     };
     while let Some(flag) = it.next() {
         let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
@@ -38,6 +44,8 @@ fn parse_args() -> Args {
             "--concurrency" => a.concurrency = value.parse().expect("--concurrency"),
             "--rate" => a.rate = value.parse().expect("--rate"),
             "--payload-size" => a.payload_size = value.parse().expect("--payload-size"),
+            "--events" => a.events = value == "on",
+            "--listeners" => a.listeners = value == "on",
             other => panic!("unknown flag {other}"),
         }
     }
@@ -126,7 +134,7 @@ fn bench_worker(
         idle_max_ms: 5,
         ..WorkerOptions::default()
     };
-    Worker::new(client.clone(), &a.queue, options, move |job| {
+    let worker = Worker::new(client.clone(), &a.queue, options, move |job| {
         let latencies = latencies.clone();
         async move {
             if let Some(l) = latencies {
@@ -136,15 +144,25 @@ fn bench_worker(
             Ok(())
         }
     })
-    .expect("worker")
+    .expect("worker");
+    if a.listeners {
+        worker
+            .on_event(|e| {
+                std::hint::black_box(e);
+            })
+            .expect("listener");
+    }
+    worker
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let a = parse_args();
-    let client = Client::connect(&a.url, ConnectOptions::default())
-        .await
-        .expect("connect");
+    let options = ConnectOptions {
+        publish_events: a.events,
+        ..ConnectOptions::default()
+    };
+    let client = Client::connect(&a.url, options).await.expect("connect");
     match a.workload.as_str() {
         "enqueue-single" => {
             let start = Instant::now();
