@@ -7,11 +7,14 @@
 //     Error::code() the stable string form. A status this header does not know yet
 //     throws echomq::Error itself.
 //   - Inputs: std::string_view for text, echomq::Bytes (pointer + size; built from a
-//     std::string_view, a std::vector<uint8_t> or a pointer and a length) for payloads.
+//     std::string_view, a std::vector<uint8_t>, a pointer and a length, or under C++20 a
+//     std::span of bytes) for payloads.
 //   - Worker: any callable taking `const echomq::JobView&`. Returning normally completes
 //     the job; throwing echomq::Unrecoverable sends it to the dead set; throwing anything
 //     else retries it with the exception's what() as last_error. No exception ever
 //     crosses into the library.
+//   - Callbacks (log handler, worker events, queue subscriptions) are std::functions whose
+//     storage the wrapper keeps alive for as long as the library may call them.
 //
 // Link exactly as for C: $(pkg-config --cflags --libs echomq).
 #ifndef ECHOMQ_HPP
@@ -19,17 +22,23 @@
 
 #include "echomq.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+#if __cplusplus >= 202002L
+#include <span>
+#endif
 
 namespace echomq {
 
@@ -98,6 +107,20 @@ ECHOMQ_ERROR_CLASS(InternalError, EMQ_ERR_INTERNAL)
 ECHOMQ_ERROR_CLASS(NullPointerError, EMQ_ERR_NULL_POINTER)
 ECHOMQ_ERROR_CLASS(InvalidUtf8Error, EMQ_ERR_INVALID_UTF8)
 ECHOMQ_ERROR_CLASS(PanicError, EMQ_ERR_PANIC)
+// Statuses some builds of echomq.h have and others not yet (the 2.1.0 features, the
+// cluster transport): mapped when the header defines them.
+#ifdef EMQ_ERR_UNSUPPORTED
+ECHOMQ_ERROR_CLASS(UnsupportedError, EMQ_ERR_UNSUPPORTED)
+#endif
+#ifdef EMQ_ERR_RATE_LIMITED
+ECHOMQ_ERROR_CLASS(RateLimitedError, EMQ_ERR_RATE_LIMITED)
+#endif
+#ifdef EMQ_ERR_UNAVAILABLE
+ECHOMQ_ERROR_CLASS(UnavailableError, EMQ_ERR_UNAVAILABLE)
+#endif
+#ifdef EMQ_ERR_NOT_DURABLE
+ECHOMQ_ERROR_CLASS(NotDurableError, EMQ_ERR_NOT_DURABLE)
+#endif
 #undef ECHOMQ_ERROR_CLASS
 
 /// EMQ_ERR_PARTIAL_BATCH: enqueue_many lost its connection part way. items() holds every
@@ -162,6 +185,18 @@ inline std::string str_or_empty(const char* s) { return s ? std::string(s) : std
         case EMQ_ERR_NULL_POINTER: throw NullPointerError(msg);
         case EMQ_ERR_INVALID_UTF8: throw InvalidUtf8Error(msg);
         case EMQ_ERR_PANIC: throw PanicError(msg);
+#ifdef EMQ_ERR_UNSUPPORTED
+        case EMQ_ERR_UNSUPPORTED: throw UnsupportedError(msg);
+#endif
+#ifdef EMQ_ERR_RATE_LIMITED
+        case EMQ_ERR_RATE_LIMITED: throw RateLimitedError(msg);
+#endif
+#ifdef EMQ_ERR_UNAVAILABLE
+        case EMQ_ERR_UNAVAILABLE: throw UnavailableError(msg);
+#endif
+#ifdef EMQ_ERR_NOT_DURABLE
+        case EMQ_ERR_NOT_DURABLE: throw NotDurableError(msg);
+#endif
         default: throw Error(status, msg, found, word);
     }
 }
@@ -181,6 +216,26 @@ struct Deleter {
     void operator()(T* p) const noexcept { Free(p); }
 };
 
+/// NUL-terminated copies of a list of names and the `const char*` array pointing at them.
+class CStrings {
+public:
+    template <typename Range>
+    explicit CStrings(const Range& names) {
+        for (const auto& n : names) owned_.emplace_back(std::string_view(n));
+        for (const std::string& n : owned_) ptrs_.push_back(n.c_str());
+    }
+    const char* const* data() const noexcept { return ptrs_.empty() ? nullptr : ptrs_.data(); }
+    size_t size() const noexcept { return ptrs_.size(); }
+
+private:
+    std::vector<std::string> owned_;
+    std::vector<const char*> ptrs_;
+};
+
+inline std::string_view view_or_empty(const char* s) {
+    return s ? std::string_view(s) : std::string_view();
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------------
@@ -196,6 +251,11 @@ public:
     Bytes(const std::string& text) : Bytes(std::string_view(text)) {}
     Bytes(const char* text) : Bytes(std::string_view(text)) {}
     Bytes(const std::vector<uint8_t>& bytes) : data_(bytes.data()), size_(bytes.size()) {}
+#if __cplusplus >= 202002L
+    Bytes(std::span<const uint8_t> bytes) : data_(bytes.data()), size_(bytes.size()) {}
+    Bytes(std::span<const std::byte> bytes)
+        : data_(reinterpret_cast<const uint8_t*>(bytes.data())), size_(bytes.size()) {}
+#endif
 
     const uint8_t* data() const noexcept { return data_; }
     size_t size() const noexcept { return size_; }
@@ -288,6 +348,137 @@ public:
 private:
     std::shared_ptr<const void> owner_;
     const emq_job* job_;
+};
+
+/// One worker event (Worker::on_event), valid only during the callback: copy what you keep.
+class WorkerEvent {
+public:
+    explicit WorkerEvent(const emq_worker_event& event) : event_(&event) {}
+    /// EMQ_EVENT_ACTIVE, EMQ_EVENT_COMPLETED, ...
+    emq_worker_event_kind kind() const noexcept { return event_->kind; }
+    /// "active", "completed", "failed", "dead", "lease_lost", "stalled", "error", "drained",
+    /// "closed".
+    std::string_view name() const noexcept { return detail::view_or_empty(event_->name); }
+    /// The job's id, or nullopt for events about no job (stalled, error, drained, closed).
+    std::optional<std::string_view> id() const noexcept {
+        return event_->id ? std::optional<std::string_view>(event_->id) : std::nullopt;
+    }
+    uint64_t token() const noexcept { return event_->token; }
+    /// The failure text (failed, dead, error), else nullopt.
+    std::optional<std::string_view> error() const noexcept {
+        return event_->error ? std::optional<std::string_view>(event_->error) : std::nullopt;
+    }
+    /// EMQ_EVENT_ERROR: the failure's status; else EMQ_OK.
+    emq_status error_status() const noexcept { return event_->error_status; }
+    /// EMQ_EVENT_FAILED: ms until the next attempt; -1 otherwise (the job went dead).
+    int64_t retry_in_ms() const noexcept { return event_->retry_in_ms; }
+    /// How long the handler ran (completed, failed), in ms.
+    double duration_ms() const noexcept { return event_->duration_ms; }
+    /// EMQ_EVENT_STALLED: how many jobs the reap returned.
+    uint64_t count() const noexcept { return event_->count; }
+    const emq_worker_event& raw() const noexcept { return *event_; }
+
+private:
+    const emq_worker_event* event_;
+};
+
+/// One message of a queue's event channel (Client::subscribe), valid only during the
+/// callback: copy what you keep.
+class QueueEvent {
+public:
+    explicit QueueEvent(const emq_queue_event& event) : event_(&event) {}
+    std::string_view queue() const noexcept { return detail::view_or_empty(event_->queue); }
+    /// "added", "active", "completed", "retried", "dead", "removed", "paused", ...
+    std::string_view event() const noexcept { return detail::view_or_empty(event_->event); }
+    /// The job id; empty for queue-wide events ("paused", "resumed").
+    std::string_view job() const noexcept { return detail::view_or_empty(event_->job); }
+    /// The value of another field ("token", "attempts", "error", ...), or nullopt.
+    std::optional<std::string_view> field(std::string_view name) const noexcept {
+        for (size_t i = 0; i < event_->field_count; ++i) {
+            if (detail::view_or_empty(event_->field_names[i]) == name) {
+                return detail::view_or_empty(event_->field_values[i]);
+            }
+        }
+        return std::nullopt;
+    }
+    /// Every other field, as (name, value) pairs in the message's order.
+    std::vector<std::pair<std::string_view, std::string_view>> fields() const {
+        std::vector<std::pair<std::string_view, std::string_view>> out;
+        for (size_t i = 0; i < event_->field_count; ++i) {
+            out.emplace_back(detail::view_or_empty(event_->field_names[i]),
+                             detail::view_or_empty(event_->field_values[i]));
+        }
+        return out;
+    }
+    /// The whole message as published (a JSON object of strings).
+    std::string_view json() const noexcept { return detail::view_or_empty(event_->json); }
+    const emq_queue_event& raw() const noexcept { return *event_; }
+
+private:
+    const emq_queue_event* event_;
+};
+
+/// How a job waited on with Client::wait_for ended.
+struct Settled {
+    /// EMQ_SETTLED_COMPLETED or EMQ_SETTLED_DEAD.
+    emq_settled state;
+    /// The job's last error when it went dead (nullopt when none was recorded).
+    std::optional<std::string> last_error;
+};
+
+class Client;
+
+/// A live subscription to one queue's events (Client::subscribe): the callable runs on the
+/// subscription's own thread, one message at a time, and may call any Client method.
+/// Move-only; destruction closes it and waits for the callable's last call to return.
+/// An exception escaping the callable is caught and dropped (delivery is at-most-once).
+class Subscription {
+public:
+    using Handler = std::function<void(const QueueEvent&)>;
+
+    /// No callable call starts after this returns, except for messages already received.
+    /// Idempotent; any thread but the callable's own.
+    void close() {
+        detail::check([&](emq_error** e) { return emq_subscription_close(raw_.get(), e); });
+    }
+
+    emq_subscription* raw() const noexcept { return raw_.get(); }
+
+    Subscription(Subscription&&) noexcept = default;
+    /// Frees this subscription (waiting for its callable) before taking the other's.
+    Subscription& operator=(Subscription&& other) noexcept {
+        if (this != &other) {
+            raw_.reset();
+            handler_ = std::move(other.handler_);
+            raw_ = std::move(other.raw_);
+        }
+        return *this;
+    }
+
+private:
+    friend class Client;
+    Subscription(const emq_client* client, const std::string& queue, Handler handler)
+        : handler_(std::make_unique<Handler>(std::move(handler))) {
+        emq_subscription* raw = nullptr;
+        detail::check([&](emq_error** e) {
+            return emq_subscribe(client, queue.c_str(), &Subscription::trampoline,
+                                 handler_.get(), &raw, e);
+        });
+        raw_.reset(raw);
+    }
+
+    static void trampoline(const emq_queue_event* event, void* user_data) noexcept {
+        try {
+            (*static_cast<Handler*>(user_data))(QueueEvent(*event));
+        } catch (...) {
+            // No exception crosses into the library; the event is dropped.
+        }
+    }
+
+    // Declared first so it is destroyed last: the subscription (freed first) calls into it.
+    std::unique_ptr<Handler> handler_;
+    std::unique_ptr<emq_subscription, detail::Deleter<emq_subscription, emq_subscription_free>>
+        raw_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -461,7 +652,7 @@ public:
                             uint64_t delay_ms, uint64_t max_attempts,
                             std::string_view error = {}) const {
         std::string q(queue), i(id), msg(error);
-        emq_retry_outcome out = 0;
+        emq_retry_outcome out{};
         detail::check([&](emq_error** e) {
             return emq_retry(raw(), q.c_str(), i.c_str(), token, delay_ms, max_attempts,
                              error.empty() ? nullptr : msg.c_str(), &out, e);
@@ -552,6 +743,91 @@ public:
         detail::check([&](emq_error** e) { return emq_remove(raw(), q.c_str(), i.c_str(), e); });
     }
 
+    // ---- operator verbs: bounded script batches; limit 0 = no limit ----
+
+    /// Every queue of the deployment, sorted.
+    std::vector<std::string> queues() const {
+        emq_string_list* raw_list = nullptr;
+        detail::check([&](emq_error** e) { return emq_queues(raw(), &raw_list, e); });
+        std::unique_ptr<emq_string_list, detail::Deleter<emq_string_list, emq_string_list_free>>
+            list(raw_list);
+        std::vector<std::string> out;
+        for (size_t i = 0; list && i < list->len; ++i) out.emplace_back(list->items[i]);
+        return out;
+    }
+
+    /// Delete up to `limit` waiting jobs, oldest first: pending, then scheduled when
+    /// `include_scheduled`. Active jobs survive. Returns how many went.
+    uint64_t drain(std::string_view queue, bool include_scheduled = false,
+                   uint64_t limit = 0) const {
+        std::string q(queue);
+        uint64_t out = 0;
+        detail::check([&](emq_error** e) {
+            return emq_drain(raw(), q.c_str(), include_scheduled, limit, &out, e);
+        });
+        return out;
+    }
+
+    /// Delete up to `limit` dead jobs, oldest first; with `older_than_ms`, only those minted
+    /// longer ago than that. Returns how many went.
+    uint64_t purge_dead(std::string_view queue, std::optional<uint64_t> older_than_ms = std::nullopt,
+                        uint64_t limit = 0) const {
+        std::string q(queue);
+        uint64_t out = 0;
+        detail::check([&](emq_error** e) {
+            return emq_purge_dead(raw(), q.c_str(), older_than_ms ? &*older_than_ms : nullptr,
+                                  limit, &out, e);
+        });
+        return out;
+    }
+
+    /// Put up to `limit` dead jobs back to pending, oldest first. Returns how many moved.
+    uint64_t requeue_all_dead(std::string_view queue, uint64_t limit = 0) const {
+        std::string q(queue);
+        uint64_t out = 0;
+        detail::check([&](emq_error** e) {
+            return emq_requeue_all_dead(raw(), q.c_str(), limit, &out, e);
+        });
+        return out;
+    }
+
+    // ---- observability ----
+
+    /// Wait up to `timeout_ms` for job `id` to complete or go dead. The deadline passing
+    /// throws TimeoutError; the job being removed meanwhile, GoneError.
+    Settled wait_for(std::string_view queue, std::string_view id, uint64_t timeout_ms) const {
+        std::string q(queue), i(id);
+        emq_settled state{};
+        char* last_error = nullptr;
+        detail::check([&](emq_error** e) {
+            return emq_wait_for(raw(), q.c_str(), i.c_str(), timeout_ms, &state, &last_error, e);
+        });
+        std::unique_ptr<char, detail::Deleter<char, emq_string_free>> owned(last_error);
+        return Settled{state, detail::opt_str(owned.get())};
+    }
+
+    /// Prometheus text exposition for the given queues (any range of string-likes: a
+    /// std::vector<std::string>, std::array<std::string_view, N>, std::span, ...).
+    template <typename Range>
+    std::string metrics_text(const Range& queues) const {
+        detail::CStrings names(queues);
+        char* out = nullptr;
+        detail::check([&](emq_error** e) {
+            return emq_metrics_text(raw(), names.data(), names.size(), &out, e);
+        });
+        std::unique_ptr<char, detail::Deleter<char, emq_string_free>> owned(out);
+        return std::string(owned.get());
+    }
+    std::string metrics_text(std::initializer_list<std::string_view> queues) const {
+        return metrics_text<std::initializer_list<std::string_view>>(queues);
+    }
+
+    /// Subscribe to `queue`'s events on a connection of its own; returns once the server
+    /// confirmed the subscription. See Subscription.
+    Subscription subscribe(std::string_view queue, Subscription::Handler handler) const {
+        return Subscription(raw(), std::string(queue), std::move(handler));
+    }
+
 private:
     explicit Client(emq_client* raw) : raw_(raw) {}
 
@@ -608,6 +884,20 @@ public:
         raw_.reset(raw);
     }
 
+    using EventHandler = std::function<void(const WorkerEvent&)>;
+
+    /// Call `handler` for each of the worker's events, on the worker's own threads: it must
+    /// return quickly and must not call blocking Client methods. Set it before start(),
+    /// once. An exception escaping it is caught and dropped.
+    void on_event(EventHandler handler) {
+        auto owned = std::make_unique<EventHandler>(std::move(handler));
+        detail::check([&](emq_error** e) {
+            return emq_worker_set_event_handler(raw_.get(), &Worker::event_trampoline,
+                                                owned.get(), e);
+        });
+        events_ = std::move(owned);
+    }
+
     /// Start the worker's threads; returns at once.
     void start() { detail::check([&](emq_error** e) { return emq_worker_start(raw_.get(), e); }); }
     /// No new claims; in-flight jobs get shutdown_grace_ms. Any thread, not a signal handler.
@@ -624,6 +914,19 @@ public:
     }
 
     emq_worker* raw() const noexcept { return raw_.get(); }
+
+    Worker(Worker&&) noexcept = default;
+    /// Stops, joins and frees this worker before taking the other's (its callables must
+    /// outlive it; member-wise assignment would free them first).
+    Worker& operator=(Worker&& other) noexcept {
+        if (this != &other) {
+            raw_.reset();
+            handler_ = std::move(other.handler_);
+            events_ = std::move(other.events_);
+            raw_ = std::move(other.raw_);
+        }
+        return *this;
+    }
 
 private:
     // Called by the library on its threads: exceptions stop here.
@@ -644,8 +947,17 @@ private:
         }
     }
 
-    // Declared first so it is destroyed last: the C worker (freed first) calls into it.
+    static void event_trampoline(const emq_worker_event* event, void* user_data) noexcept {
+        try {
+            (*static_cast<EventHandler*>(user_data))(WorkerEvent(*event));
+        } catch (...) {
+            // No exception crosses into the library; the event is dropped.
+        }
+    }
+
+    // Declared first so they are destroyed last: the C worker (freed first) calls into them.
     std::unique_ptr<Handler> handler_;
+    std::unique_ptr<EventHandler> events_;
     std::unique_ptr<emq_worker, detail::Deleter<emq_worker, emq_worker_free>> raw_;
 };
 
@@ -654,6 +966,60 @@ private:
 // ---------------------------------------------------------------------------------------
 
 inline const char* protocol_version() noexcept { return emq_protocol_version(); }
+
+/// The library's version ("major.minor.patch"); EMQ_VERSION is the header's.
+inline const char* version() noexcept { return emq_version(); }
+
+// ---------------------------------------------------------------------------------------
+// Logs
+// ---------------------------------------------------------------------------------------
+
+/// Receives one core log record: level (EMQ_LOG_ERROR..EMQ_LOG_TRACE), target (the Rust
+/// module, e.g. "echomq::worker::run") and message, valid only during the call. Called on
+/// the library's threads, several at once: it must be thread-safe, quick, and must not call
+/// back into the library.
+using LogHandler = std::function<void(emq_log_level, std::string_view, std::string_view)>;
+
+namespace detail {
+/// Every log handler ever installed through this header. The library may still be
+/// finishing a call to the previous handler when a new one is installed, so none is
+/// ever freed: they live, reachable, until the process ends (install one, not thousands).
+inline std::vector<std::unique_ptr<LogHandler>>& log_handlers() {
+    static auto* handlers = new std::vector<std::unique_ptr<LogHandler>>();
+    return *handlers;
+}
+inline std::mutex& log_handlers_lock() {
+    static auto* lock = new std::mutex();
+    return *lock;
+}
+inline void log_trampoline(emq_log_level level, const char* target, const char* message,
+                           void* user_data) noexcept {
+    try {
+        (*static_cast<LogHandler*>(user_data))(level, view_or_empty(target),
+                                               view_or_empty(message));
+    } catch (...) {
+        // No exception crosses into the library; the record is dropped.
+    }
+}
+}  // namespace detail
+
+/// Send the core's log records at or above `min_level` to `handler` (for the whole
+/// process). An exception escaping it is caught and dropped.
+inline void set_log_handler(LogHandler handler, emq_log_level min_level = EMQ_LOG_WARN) {
+    std::lock_guard<std::mutex> guard(detail::log_handlers_lock());
+    auto owned = std::make_unique<LogHandler>(std::move(handler));
+    detail::check([&](emq_error** e) {
+        return emq_set_log_handler(&detail::log_trampoline, owned.get(), min_level, e);
+    });
+    detail::log_handlers().push_back(std::move(owned));
+}
+
+/// Back to the default: records at or above `min_level` printed to stderr
+/// (EMQ_LOG_OFF silences everything).
+inline void reset_log_handler(emq_log_level min_level = EMQ_LOG_WARN) {
+    std::lock_guard<std::mutex> guard(detail::log_handlers_lock());
+    detail::check([&](emq_error** e) { return emq_set_log_handler(nullptr, nullptr, min_level, e); });
+}
 
 /// A new job id; node_id -1 = EMQ_NODE_ID or the process default.
 inline std::string mint_job_id(int32_t node_id = -1) {

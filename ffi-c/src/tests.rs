@@ -437,3 +437,73 @@ fn documented_defaults_are_the_cores() {
         assert!(flat.contains(&text), "the header documents {text:?}");
     }
 }
+
+/// include/echomq.hpp keeps up with the C ABI: every function of the header is
+/// used by the wrapper (bar the by-value `*_default()`, which it replaces with
+/// `*_init`), and every `EMQ_ERR_*` status has its exception class, its `case`
+/// in `detail::raise` and a check in ffi-c/tests/c/test_cpp.cpp.
+#[test]
+fn cpp_wrapper_covers_the_header() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).expect(p);
+    let (header, hpp, test) = (
+        read("../include/echomq.h"),
+        read("../include/echomq.hpp"),
+        read("tests/c/test_cpp.cpp"),
+    );
+    let uses = |name: &str| {
+        hpp.match_indices(name).any(|(at, _)| {
+            let next = hpp[at + name.len()..].chars().next();
+            !matches!(next, Some(c) if c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let mut functions = Vec::new();
+    for line in header.lines() {
+        // cbindgen starts every declaration `ret name(` at column 0.
+        if !line.starts_with(|c: char| c.is_ascii_alphabetic()) || line.starts_with("typedef") {
+            continue;
+        }
+        let Some((head, _)) = line.split_once('(') else {
+            continue;
+        };
+        let name = head.rsplit([' ', '*']).next().unwrap_or("");
+        if name.starts_with("emq_") {
+            functions.push(name.to_string());
+        }
+    }
+    assert!(
+        functions.len() >= 60,
+        "read only {} functions",
+        functions.len()
+    );
+    let unwrapped: Vec<_> = functions
+        .iter()
+        .filter(|f| !f.ends_with("_options_default") && !uses(f))
+        .collect();
+    assert!(
+        unwrapped.is_empty(),
+        "not used by include/echomq.hpp: {unwrapped:#?}"
+    );
+
+    let mut statuses = 0;
+    for line in header.lines() {
+        let Some(rest) = line.strip_prefix("#define EMQ_ERR_") else {
+            continue;
+        };
+        let name = format!("EMQ_ERR_{}", rest.split(' ').next().unwrap());
+        statuses += 1;
+        assert!(
+            hpp.contains(&format!("case {name}: ")),
+            "{name}: no case in raise()"
+        );
+        assert!(
+            hpp.contains(&format!(", {name})")) || hpp.contains(&format!("kStatus = {name};")),
+            "{name}: no exception class in echomq.hpp"
+        );
+        assert!(
+            test.contains(&format!(">({name}))")),
+            "{name}: not checked in test_cpp.cpp"
+        );
+    }
+    assert!(statuses >= 21, "read only {statuses} statuses");
+}

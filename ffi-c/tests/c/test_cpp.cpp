@@ -2,16 +2,20 @@
 // throwaway redis-server (scripts/test-c.sh starts one). Also run under valgrind there.
 #include "echomq.hpp"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <typeinfo>
 #include <vector>
 
-static int failures = 0;
+static std::atomic<int> failures{0};  // CHECK runs on callback threads too
 #define CHECK(cond)                                                          \
     do {                                                                     \
         if (!(cond)) {                                                       \
@@ -39,6 +43,76 @@ static_assert(std::is_base_of_v<echomq::Error, echomq::PartialBatchError>);
 static_assert(!std::is_copy_constructible_v<echomq::Client>);
 static_assert(std::is_move_constructible_v<echomq::Client>);
 static_assert(!std::is_copy_constructible_v<echomq::Worker>);
+static_assert(std::is_nothrow_move_assignable_v<echomq::Worker>);
+static_assert(!std::is_copy_constructible_v<echomq::Subscription>);
+static_assert(std::is_nothrow_move_assignable_v<echomq::Subscription>);
+
+// A redis-cli command against EMQ_URL (for wire state the wrapper does not expose).
+static void redis_cli(const std::string& args) {
+    std::string cmd = "redis-cli -u \"" + std::string(std::getenv("EMQ_URL")) + "\" " + args +
+                      " >/dev/null";
+    CHECK(std::system(cmd.c_str()) == 0);
+}
+
+// Poll `cond` up to ~10 s.
+template <typename F>
+static bool eventually(F&& cond) {
+    for (int i = 0; i < 1000; ++i) {
+        if (cond()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return cond();
+}
+
+// raise(status) throws exactly E, whose kStatus and status() are `status`.
+template <typename E>
+static bool maps(emq_status status) {
+    try {
+        echomq::detail::raise(status, nullptr);
+    } catch (const E& e) {
+        return typeid(e) == typeid(E) && e.status() == status && E::kStatus == status;
+    } catch (...) {
+    }
+    return false;
+}
+
+// Every status the header defines has its own class (a new status without one would
+// throw the bare echomq::Error; ffi-c/src/tests.rs checks the list is complete).
+static void every_status_maps() {
+    CHECK(maps<echomq::KindError>(EMQ_ERR_KIND));
+    CHECK(maps<echomq::StaleError>(EMQ_ERR_STALE));
+    CHECK(maps<echomq::GoneError>(EMQ_ERR_GONE));
+    CHECK(maps<echomq::LeaseLostError>(EMQ_ERR_LEASE_LOST));
+    CHECK(maps<echomq::NotDeadError>(EMQ_ERR_NOT_DEAD));
+    CHECK(maps<echomq::VersionFenceError>(EMQ_ERR_VERSION_FENCE));
+    CHECK(maps<echomq::InvalidIdError>(EMQ_ERR_INVALID_ID));
+    CHECK(maps<echomq::InvalidQueueError>(EMQ_ERR_INVALID_QUEUE));
+    CHECK(maps<echomq::InvalidArgumentError>(EMQ_ERR_INVALID_ARGUMENT));
+    CHECK(maps<echomq::ConnectionError>(EMQ_ERR_CONNECTION));
+    CHECK(maps<echomq::TimeoutError>(EMQ_ERR_TIMEOUT));
+    CHECK(maps<echomq::ProtocolError>(EMQ_ERR_PROTOCOL));
+    CHECK(maps<echomq::ServerError>(EMQ_ERR_SERVER));
+    CHECK(maps<echomq::JobActiveError>(EMQ_ERR_JOB_ACTIVE));
+    CHECK(maps<echomq::BundleMismatchError>(EMQ_ERR_BUNDLE_MISMATCH));
+    CHECK(maps<echomq::ClosedError>(EMQ_ERR_CLOSED));
+    CHECK(maps<echomq::PartialBatchError>(EMQ_ERR_PARTIAL_BATCH));
+    CHECK(maps<echomq::InternalError>(EMQ_ERR_INTERNAL));
+    CHECK(maps<echomq::NullPointerError>(EMQ_ERR_NULL_POINTER));
+    CHECK(maps<echomq::InvalidUtf8Error>(EMQ_ERR_INVALID_UTF8));
+    CHECK(maps<echomq::PanicError>(EMQ_ERR_PANIC));
+#ifdef EMQ_ERR_UNSUPPORTED
+    CHECK(maps<echomq::UnsupportedError>(EMQ_ERR_UNSUPPORTED));
+#endif
+#ifdef EMQ_ERR_RATE_LIMITED
+    CHECK(maps<echomq::RateLimitedError>(EMQ_ERR_RATE_LIMITED));
+#endif
+#ifdef EMQ_ERR_UNAVAILABLE
+    CHECK(maps<echomq::UnavailableError>(EMQ_ERR_UNAVAILABLE));
+#endif
+#ifdef EMQ_ERR_NOT_DURABLE
+    CHECK(maps<echomq::NotDurableError>(EMQ_ERR_NOT_DURABLE));
+#endif
+}
 
 static void pure_helpers() {
     std::string id = echomq::mint_job_id();
@@ -49,6 +123,7 @@ static void pure_helpers() {
     CHECK(!echomq::is_valid_queue("emq"));
     CHECK(echomq::slot(std::string_view("emq:{cpp}:pending")) < 16384);
     CHECK(std::string(echomq::protocol_version()) == emq_protocol_version());
+    CHECK(std::string(echomq::version()) == EMQ_VERSION);  // header and library agree
     emq_id_parts parts = echomq::parse_id("USR0KHTOWnGLuC");
     CHECK(std::string(parts.ns) == "USR" && parts.snowflake == 274557032793636864ull);
     CHECK(echomq::encode_id("USR", parts.snowflake) == "USR0KHTOWnGLuC");
@@ -58,6 +133,16 @@ static void pure_helpers() {
     echomq::KeyInfo info = echomq::classify("emq:{orders}:job:ORD0NgWEfAEJfs");
     CHECK(info.key_class == EMQ_CLASS_JOB && info.queue == std::string("orders"));
     CHECK(info.id == std::string("ORD0NgWEfAEJfs") && !info.key_type && !info.member);
+#if __cplusplus >= 202002L
+    // C++20: byte spans go in as they are.
+    const std::string_view pending_key = "emq:{orders}:pending";
+    std::vector<std::byte> as_bytes;
+    for (char ch : pending_key) as_bytes.push_back(static_cast<std::byte>(ch));
+    CHECK(echomq::classify(std::span<const std::byte>(as_bytes)).key_class == EMQ_CLASS_QUEUE);
+    CHECK(echomq::slot(std::span<const uint8_t>(
+              reinterpret_cast<const uint8_t*>(pending_key.data()), pending_key.size())) ==
+          echomq::slot(pending_key));
+#endif
     const uint8_t junk[] = {0xff, 0x00, 'x'};
     CHECK(echomq::classify(echomq::Bytes(junk, sizeof junk)).key_class == EMQ_CLASS_UNCLASSIFIED);
     echomq::validate_queue("orders");
@@ -199,8 +284,164 @@ static void worker(const echomq::Client& client) {
     CHECK(moved.stats().completed == 6);
 }
 
+static void operator_verbs(const echomq::Client& client) {
+    const std::string q = "cpp-ops";
+    for (int i = 0; i < 3; ++i) client.enqueue(q, "p");
+    client.enqueue_in(q, "later", 60000);
+    client.pause("cpp-ops-empty");
+    std::vector<std::string> names = client.queues();
+    CHECK(std::is_sorted(names.begin(), names.end()));
+    CHECK(std::find(names.begin(), names.end(), q) != names.end());
+    CHECK(std::find(names.begin(), names.end(), "cpp-ops-empty") != names.end());
+
+    CHECK(client.drain(q, false, 2) == 2);
+    CHECK(client.drain(q, true) == 2);  // the last pending one and the scheduled one
+    emq_queue_counts c = client.counts(q);
+    CHECK(c.pending == 0 && c.scheduled == 0);
+
+    // Two dead jobs: requeue them all, kill them again, purge by age (none old), then all.
+    for (int i = 0; i < 2; ++i) client.enqueue(q, "d");
+    for (int round = 0; round < 2; ++round) {
+        for (echomq::Job& job : client.claim_many(q, 2, 30000)) {
+            CHECK(client.retry(q, job.id(), job.token(), 0, 1, "x") == EMQ_RETRY_DEAD);
+        }
+        if (round == 0) CHECK(client.requeue_all_dead(q) == 2);
+    }
+    CHECK(client.counts(q).dead == 2);
+    CHECK(client.purge_dead(q, 86400000) == 0);
+    CHECK(client.purge_dead(q, std::nullopt, 1) == 1);
+    CHECK(client.purge_dead(q) == 1);
+    CHECK(client.counts(q).dead == 0);
+    CHECK(throws<echomq::InvalidQueueError>([&] { client.drain("bad queue"); },
+                                            EMQ_ERR_INVALID_QUEUE));
+}
+
+struct SeenEvent {
+    emq_worker_event_kind kind;
+    std::string name, id, error;
+    uint64_t token;
+    int64_t retry_in_ms;
+};
+
+static void observability(const echomq::Client& client) {
+    const std::string q = "cpp-events";
+
+    // Logs: another runtime's bundle makes the core warn at connect.
+    std::mutex log_lock;
+    std::vector<std::string> warnings;
+    CHECK(throws<echomq::InvalidArgumentError>([] { echomq::set_log_handler([](auto, auto, auto) {}, 99); },
+                                               EMQ_ERR_INVALID_ARGUMENT));
+    echomq::set_log_handler(
+        [&](emq_log_level level, std::string_view target, std::string_view message) {
+            std::lock_guard<std::mutex> g(log_lock);
+            if (level == EMQ_LOG_WARN && target.substr(0, 6) == "echomq" &&
+                message.find("bundle mismatch") != std::string_view::npos) {
+                warnings.emplace_back(message);
+            }
+        });
+    redis_cli("HSET '{emq}:bundle' bundle 0000");
+    { echomq::Client other = echomq::Client::connect(); }
+    redis_cli("HDEL '{emq}:bundle' bundle");
+    echomq::reset_log_handler();  // back to stderr; `warnings` is no longer written
+    CHECK(!warnings.empty());
+
+    // A subscription sees the wire's side; the worker's events its own.
+    std::mutex sub_lock;
+    std::vector<std::string> lines;
+    echomq::Subscription sub = client.subscribe(q, [&](const echomq::QueueEvent& e) {
+        std::lock_guard<std::mutex> g(sub_lock);
+        CHECK(e.queue() == q && e.json().front() == '{');
+        lines.push_back(std::string(e.event()) + " " + std::string(e.job()) + " " +
+                        std::string(e.field("error").value_or("")));
+    });
+    auto seen_line = [&](const std::string& line) {
+        std::lock_guard<std::mutex> g(sub_lock);
+        return std::find(lines.begin(), lines.end(), line) != lines.end();
+    };
+
+    echomq::Enqueued ok_job = client.enqueue(q, "ok");
+    echomq::Enqueued flaky = client.enqueue(q, "flaky");
+    echomq::Enqueued doomed = client.enqueue(q, "doomed");
+
+    std::mutex event_lock;
+    std::vector<SeenEvent> events;
+    emq_worker_options wo = echomq::worker_options();
+    wo.max_attempts = 2;
+    wo.backoff = EMQ_BACKOFF_FIXED;
+    wo.backoff_base_ms = 10;
+    wo.backoff_cap_ms = 10;
+    wo.pump_interval_ms = 20;
+    wo.idle_max_ms = 20;
+    echomq::Worker w(client, q,
+                     [](const echomq::JobView& job) {
+                         if (job.payload() == "flaky" && job.token() == 1) {
+                             throw std::runtime_error("try again");
+                         }
+                         if (job.payload() == "doomed") throw echomq::Unrecoverable("never");
+                     },
+                     wo);
+    w.on_event([&](const echomq::WorkerEvent& e) {
+        std::lock_guard<std::mutex> g(event_lock);
+        events.push_back(SeenEvent{e.kind(), std::string(e.name()),
+                                   std::string(e.id().value_or("")),
+                                   std::string(e.error().value_or("")), e.token(),
+                                   e.retry_in_ms()});
+    });
+    CHECK(throws<echomq::InvalidArgumentError>([&] { w.on_event([](const echomq::WorkerEvent&) {}); },
+                                               EMQ_ERR_INVALID_ARGUMENT));
+    w.start();
+
+    echomq::Settled done = client.wait_for(q, ok_job.id, 30000);
+    CHECK(done.state == EMQ_SETTLED_COMPLETED && !done.last_error);
+    echomq::Settled dead = client.wait_for(q, doomed.id, 30000);
+    CHECK(dead.state == EMQ_SETTLED_DEAD && dead.last_error == std::string("never"));
+    CHECK(client.wait_for(q, flaky.id, 30000).state == EMQ_SETTLED_COMPLETED);
+    echomq::Enqueued later = client.enqueue_in(q, "later", 60000);
+    CHECK(throws<echomq::TimeoutError>([&] { client.wait_for(q, later.id, 50); }, EMQ_ERR_TIMEOUT));
+    w.stop();
+    w.join();
+
+    auto has = [&](emq_worker_event_kind kind, const std::string& id, uint64_t token,
+                   const std::string& error, int64_t retry_in_ms) {
+        return std::any_of(events.begin(), events.end(), [&](const SeenEvent& e) {
+            return e.kind == kind && e.id == id && e.token == token && e.error == error &&
+                   e.retry_in_ms == retry_in_ms;
+        });
+    };
+    CHECK(has(EMQ_EVENT_ACTIVE, ok_job.id, 1, "", -1));
+    CHECK(has(EMQ_EVENT_COMPLETED, ok_job.id, 1, "", -1));
+    CHECK(has(EMQ_EVENT_FAILED, flaky.id, 1, "try again", 10));
+    CHECK(has(EMQ_EVENT_COMPLETED, flaky.id, 2, "", -1));
+    CHECK(has(EMQ_EVENT_FAILED, doomed.id, 1, "never", -1));
+    CHECK(has(EMQ_EVENT_DEAD, doomed.id, 1, "never", -1));
+    CHECK(!events.empty() && events.back().kind == EMQ_EVENT_CLOSED &&
+          events.back().name == "closed");
+
+    CHECK(eventually([&] {
+        return seen_line("completed " + ok_job.id + " ") && seen_line("dead " + doomed.id + " never");
+    }));
+    CHECK(seen_line("added " + ok_job.id + " ") && seen_line("retried " + flaky.id + " try again"));
+    sub.close();
+    sub.close();  // idempotent
+
+    // Moving a subscription over another frees the old one first.
+    echomq::Subscription other = client.subscribe("cpp-events-2", [](const echomq::QueueEvent&) {});
+    other = std::move(sub);
+
+    // Metrics: any range of names, or a braced list.
+    std::string text = client.metrics_text({q});
+    CHECK(text.find("echomq_dead_jobs{queue=\"cpp-events\"} 1\n") != std::string::npos);
+    CHECK(text.find("echomq_completed_total{queue=\"cpp-events\"} 2\n") != std::string::npos);
+    std::vector<std::string> names = {q, "cpp-ops"};
+    CHECK(client.metrics_text(names).find("queue=\"cpp-ops\"") != std::string::npos);
+    std::array<std::string_view, 1> bad = {"bad queue"};
+    CHECK(throws<echomq::InvalidQueueError>([&] { client.metrics_text(bad); },
+                                            EMQ_ERR_INVALID_QUEUE));
+}
+
 int main() {
     pure_helpers();
+    every_status_maps();
     CHECK(throws<echomq::ConnectionError>(
         [] {
             emq_connect_options co = echomq::connect_options();
@@ -212,12 +453,14 @@ int main() {
         echomq::Client client = echomq::Client::connect();  // EMQ_URL
         client_verbs(client);
         worker(client);
+        operator_verbs(client);
+        observability(client);
         echomq::Client moved = std::move(client);
         moved.close();
         CHECK(throws<echomq::ClosedError>([&] { moved.counts("cpp-verbs"); }, EMQ_ERR_CLOSED));
     }
     if (failures) {
-        std::fprintf(stderr, "test_cpp: %d failure(s)\n", failures);
+        std::fprintf(stderr, "test_cpp: %d failure(s)\n", failures.load());
         return 1;
     }
     std::printf("test_cpp: all passed\n");
