@@ -636,8 +636,8 @@ pub unsafe extern "C" fn emq_retry(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
-        let out = unsafe { out_arg(out, "out") }?;
+        // Written, never read: the caller's initial value need not be an outcome.
+        let out = out_slot(out, "out")?;
         // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
         let outcome = unsafe { client_arg(client) }?.retry(
             // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
@@ -650,10 +650,12 @@ pub unsafe extern "C" fn emq_retry(
             // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
             unsafe { str_arg(error, "error") }?,
         )?;
-        *out = match outcome {
+        let outcome = match outcome {
             RetryOutcome::Scheduled => EMQ_RETRY_SCHEDULED,
             RetryOutcome::Dead => EMQ_RETRY_DEAD,
         };
+        // SAFETY: `out` is valid for writes (`# Safety`); `write` does not read the old value.
+        unsafe { out.as_ptr().write(outcome) };
         Ok(())
     })
 }

@@ -133,6 +133,13 @@ fn struct_layouts_lp64() {
     layout!(emq_stats, 80, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
         lease_lost => 32, in_flight => 40, claim_failures => 48, heartbeat_failures => 56,
         settle_failures => 64, released => 72);
+    // The answer enums keep the int32_t ABI of the typedefs they replaced.
+    assert_eq!(size_of::<emq_job_state>(), size_of::<i32>());
+    assert_eq!(size_of::<emq_retry_outcome>(), size_of::<i32>());
+    assert_eq!(size_of::<emq_key_class>(), size_of::<i32>());
+    assert_eq!(size_of::<emq_settled>(), size_of::<i32>());
+    assert_eq!(size_of::<emq_worker_event_kind>(), size_of::<i32>());
+    assert_eq!(align_of::<emq_job_state>(), align_of::<i32>());
 }
 
 #[test]

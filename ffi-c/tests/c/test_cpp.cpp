@@ -47,6 +47,16 @@ static_assert(std::is_nothrow_move_assignable_v<echomq::Worker>);
 static_assert(!std::is_copy_constructible_v<echomq::Subscription>);
 static_assert(std::is_nothrow_move_assignable_v<echomq::Subscription>);
 
+// The answer enums are real C++ enums over int32_t (the C ABI's type); inputs stay ints.
+template <typename E>
+constexpr bool int32_enum = std::is_enum_v<E> && sizeof(E) == 4 &&
+                            std::is_same_v<std::underlying_type_t<E>, int32_t>;
+static_assert(int32_enum<emq_job_state> && int32_enum<emq_retry_outcome> &&
+              int32_enum<emq_key_class> && int32_enum<emq_settled> &&
+              int32_enum<emq_worker_event_kind>);
+static_assert(std::is_same_v<emq_backoff, int32_t> && std::is_same_v<emq_browse_set, int32_t> &&
+              std::is_same_v<emq_status, int32_t>);
+
 // A redis-cli command against EMQ_URL (for wire state the wrapper does not expose).
 static void redis_cli(const std::string& args) {
     std::string cmd = "redis-cli -u \"" + std::string(std::getenv("EMQ_URL")) + "\" " + args +

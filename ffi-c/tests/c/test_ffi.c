@@ -72,6 +72,12 @@ _Static_assert(sizeof(emq_worker_options) == 104 && offsetof(emq_worker_options,
                    offsetof(emq_worker_options, dead_max_age_ms) == 88 &&
                    offsetof(emq_worker_options, dead_max_len) == 96,
                "emq_worker_options");
+/* The answer enums keep the int32_t ABI of the typedefs they replaced. */
+_Static_assert(sizeof(emq_job_state) == 4 && sizeof(emq_retry_outcome) == 4 &&
+                   sizeof(emq_key_class) == 4 && sizeof(emq_settled) == 4 &&
+                   sizeof(emq_worker_event_kind) == 4 && EMQ_STATE_DEAD == 3 &&
+                   EMQ_EVENT_CLOSED == 9 && EMQ_SETTLED_DEAD == 2,
+               "answer enums");
 _Static_assert(sizeof(emq_string_list) == 16 && offsetof(emq_string_list, len) == 8, "emq_string_list");
 _Static_assert(sizeof(emq_stats) == 80 && offsetof(emq_stats, in_flight) == 40 &&
                    offsetof(emq_stats, released) == 72,
