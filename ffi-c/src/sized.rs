@@ -12,7 +12,11 @@
 //!
 //! The rule for whoever adds a field: append it at the end, never reorder or
 //! retype one, and never place it inside the previous version's tail padding
-//! (align the new field so that it starts at or after the old `sizeof`).
+//! (align the new field so that it starts at or after the old `sizeof`). Fields
+//! are integers, C `bool`s and pointers, never Rust enums: the bytes are the
+//! caller's, and a value a Rust enum does not name would be undefined
+//! behaviour instead of `EMQ_ERR_INVALID_ARGUMENT` (hence `emq_backoff` is an
+//! `int32_t` checked by `to_core`).
 
 use std::mem::size_of;
 
