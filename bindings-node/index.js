@@ -44,6 +44,7 @@ class EchoMQError extends Error {
     if (details && details.word !== undefined) this.word = details.word
     /** A partial batch: `[{id, state}]` per payload, state `written` / `not_written` / `unknown`. */
     if (details && details.items !== undefined) this.items = details.items
+    if (details && details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs
   }
 }
 
@@ -58,7 +59,12 @@ class UnrecoverableError extends Error {
 function toEchoMQError(e) {
   if (e instanceof EchoMQError || e === null || typeof e !== 'object') return e
   if (STATUS.has(e.code)) {
-    return new EchoMQError(e.message, e.code, { found: e.found, word: e.word, items: e.items })
+    return new EchoMQError(e.message, e.code, {
+      found: e.found,
+      word: e.word,
+      items: e.items,
+      retryAfterMs: e.retryAfterMs,
+    })
   }
   if (NAPI_ARGUMENT_CODES.has(e.code)) {
     return new EchoMQError(e.message, ErrorCode.INVALID_ARGUMENT, { cause: e })
@@ -107,7 +113,9 @@ const CONNECT_OPTIONS = [
   'maxPayload',
   'strictBundle',
   'publishEvents',
+  'wireVersion',
 ]
+const ENQUEUE_OPTIONS = ['dedupId', 'dedupTtlMs']
 const WORKER_OPTIONS = [
   'concurrency',
   'leaseMs',
@@ -122,6 +130,7 @@ const WORKER_OPTIONS = [
   'handlerBatch',
   'deadMaxAgeMs',
   'deadMaxLen',
+  'maxStalls',
 ]
 
 // Batch verdicts in `Promise.allSettled` shape.
@@ -154,8 +163,11 @@ class Client {
     return this[NATIVE].nodeId()
   }
 
-  enqueue(queue, payload) {
-    return call(() => this[NATIVE].enqueue(queue, payload))
+  enqueue(queue, payload, options) {
+    return call(() => {
+      const opts = checkOptions(options, ENQUEUE_OPTIONS, 'enqueue option')
+      return opts ? this[NATIVE].enqueueWith(queue, payload, opts) : this[NATIVE].enqueue(queue, payload)
+    })
   }
   enqueueWithId(queue, id, payload) {
     return call(() => this[NATIVE].enqueueWithId(queue, id, payload))
@@ -195,6 +207,18 @@ class Client {
   }
   reap(queue, limit) {
     return call(() => this[NATIVE].reap(queue, limit))
+  }
+  reapStalled(queue, limit, maxStalls) {
+    return call(() => this[NATIVE].reapStalled(queue, limit, maxStalls))
+  }
+  setConcurrency(queue, n) {
+    return call(() => this[NATIVE].setConcurrency(queue, n))
+  }
+  setRateLimit(queue, max, perMs) {
+    return call(() => this[NATIVE].setRateLimit(queue, max, perMs))
+  }
+  rateLimit(queue, id, token, ms) {
+    return call(() => this[NATIVE].rateLimit(queue, id, token, ms))
   }
   counts(queue) {
     return call(() => this[NATIVE].counts(queue))

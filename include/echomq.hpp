@@ -791,6 +791,70 @@ public:
         return out;
     }
 
+    // ---- 2.1.0 job features (issue #13) ----
+
+    /// Enqueue unless a live job holds `dedup_id`: then the receipt names that job with
+    /// duplicate = true. `dedup_ttl_ms` > 0 releases the dedup id after that long even if its
+    /// job still lives (throttle mode); 0 holds it until the job completes, is removed or dies.
+    Enqueued enqueue_dedup(std::string_view queue, Bytes payload, std::string_view dedup_id,
+                           uint64_t dedup_ttl_ms = 0) const {
+        std::string q(queue), d(dedup_id);
+        emq_enqueued out{};
+        detail::check([&](emq_error** e) {
+            return emq_enqueue_dedup(raw(), q.c_str(), payload.data(), payload.size(), d.c_str(),
+                                     dedup_ttl_ms, &out, e);
+        });
+        return Enqueued{out.id, out.duplicate};
+    }
+
+    /// The ids reap_stalled moved: back to pending, or dead at max_stalls.
+    struct Reaped {
+        std::vector<std::string> recovered;
+        std::vector<std::string> dead;
+    };
+
+    /// Reap up to `limit` lapsed leases, counting a stall on each; at `max_stalls` a job goes
+    /// dead with last_error "stalled".
+    Reaped reap_stalled(std::string_view queue, uint64_t limit, uint64_t max_stalls) const {
+        std::string q(queue);
+        emq_id_list* recovered = nullptr;
+        emq_id_list* dead = nullptr;
+        detail::check([&](emq_error** e) {
+            return emq_reap_stalled(raw(), q.c_str(), limit, max_stalls, &recovered, &dead, e);
+        });
+        using List = std::unique_ptr<emq_id_list, detail::Deleter<emq_id_list, emq_id_list_free>>;
+        List r(recovered), d(dead);
+        Reaped out;
+        for (size_t i = 0; r && i < r->len; ++i) out.recovered.emplace_back(r->ids[i].text);
+        for (size_t i = 0; d && i < d->len; ++i) out.dead.emplace_back(d->ids[i].text);
+        return out;
+    }
+
+    /// At most `n` jobs of the queue active at once across every worker (0 removes it); a
+    /// claim at the ceiling throws RateLimitedError.
+    void set_concurrency(std::string_view queue, uint64_t n) const {
+        std::string q(queue);
+        detail::check([&](emq_error** e) { return emq_set_concurrency(raw(), q.c_str(), n, e); });
+    }
+
+    /// At most `max` claims per `per_ms` window (0 removes the limit).
+    void set_rate_limit(std::string_view queue, uint64_t max, uint64_t per_ms) const {
+        std::string q(queue);
+        detail::check([&](emq_error** e) {
+            return emq_set_rate_limit(raw(), q.c_str(), max, per_ms, e);
+        });
+    }
+
+    /// From a handler (say after an HTTP 429): the held job waits `ms` in schedule without
+    /// counting an attempt, and claims on the queue pause for `ms`. Do not settle it after.
+    void rate_limit(std::string_view queue, std::string_view id, uint64_t token,
+                    uint64_t ms) const {
+        std::string q(queue), i(id);
+        detail::check([&](emq_error** e) {
+            return emq_rate_limit(raw(), q.c_str(), i.c_str(), token, ms, e);
+        });
+    }
+
     // ---- observability ----
 
     /// Wait up to `timeout_ms` for job `id` to complete or go dead. The deadline passing

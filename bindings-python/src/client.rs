@@ -56,7 +56,8 @@ pub fn browse_args(
 
 #[pyfunction]
 #[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
-    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true))]
+    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
+    wire_version=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -68,6 +69,7 @@ pub fn connect(
     max_payload: Option<Bound<'_, PyAny>>,
     strict_bundle: bool,
     publish_events: bool,
+    wire_version: Option<String>,
 ) -> PyResult<Client> {
     let options = connect_options(
         node_id.as_ref(),
@@ -77,6 +79,7 @@ pub fn connect(
         max_payload.as_ref(),
         strict_bundle,
         publish_events,
+        wire_version.as_deref(),
     )?;
     let inner = py
         .detach(|| blocking::Client::connect(&url, options))
@@ -113,16 +116,23 @@ impl Client {
         Ok(found.into_iter().map(Into::into).collect())
     }
 
+    #[pyo3(signature = (queue, payload, *, dedup_id=None, dedup_ttl_ms=None))]
     fn enqueue(
         &self,
         py: Python<'_>,
         queue: String,
         payload: &Bound<'_, PyAny>,
+        dedup_id: Option<String>,
+        dedup_ttl_ms: Option<u64>,
     ) -> PyResult<Enqueued> {
         let payload = crate::types::payload(payload)?;
+        let options = echomq::EnqueueOptions {
+            dedup_id,
+            dedup_ttl_ms,
+        };
         let c = &self.inner;
         Ok(py
-            .detach(|| c.enqueue(&queue, &payload))
+            .detach(|| c.enqueue_with(&queue, &payload, &options))
             .map_err(err)?
             .into())
     }

@@ -96,6 +96,7 @@ pub fn as_refs(pairs: &[(String, u64)]) -> Vec<(&str, u64)> {
 // ---- connect options -----------------------------------------------------------
 
 /// The connect keywords; `None` takes the core's default.
+#[allow(clippy::too_many_arguments)] // one per connect keyword, as in `connect`
 pub fn connect_options(
     node_id: Option<&Bound<'_, PyAny>>,
     client_name: Option<String>,
@@ -104,6 +105,7 @@ pub fn connect_options(
     max_payload: Option<&Bound<'_, PyAny>>,
     strict_bundle: bool,
     publish_events: bool,
+    wire_version: Option<&str>,
 ) -> PyResult<echomq::ConnectOptions> {
     use echomq::defaults as core;
     let node_id = match node_id.filter(|n| !n.is_none()) {
@@ -118,6 +120,10 @@ pub fn connect_options(
         response_timeout_ms,
         core::RESPONSE_TIMEOUT_MS,
     )?;
+    let wire_version = match wire_version {
+        Some(v) => echomq::WireVersion::parse(v).map_err(crate::errors::err)?,
+        None => echomq::WireVersion::NEWEST,
+    };
     Ok(echomq::ConnectOptions {
         node_id,
         client_name,
@@ -130,6 +136,7 @@ pub fn connect_options(
         max_payload: count_or("max_payload", max_payload, core::MAX_PAYLOAD)?,
         strict_bundle,
         publish_events,
+        wire_version,
     })
 }
 

@@ -171,8 +171,24 @@ impl Transport {
                 .query_async(&mut conn)
                 .await?;
         }
-        fence::fence(&mut conn).await?;
-        let mismatches = fence::record_bundle(&mut conn).await?;
+        let speaks = self.options.wire_version;
+        // Part of the handshake: lets `CLIENT LIST` tell which wire version
+        // each connection speaks (the upgrade verb lists the older ones).
+        // Servers before Redis 7.2 do not know SETINFO; that is not an error.
+        let _: redis::RedisResult<()> = redis::cmd("CLIENT")
+            .arg("SETINFO")
+            .arg("LIB-NAME")
+            .arg(crate::upgrade::LIB_NAME)
+            .query_async(&mut conn)
+            .await;
+        let _: redis::RedisResult<()> = redis::cmd("CLIENT")
+            .arg("SETINFO")
+            .arg("LIB-VER")
+            .arg(speaks.as_str())
+            .query_async(&mut conn)
+            .await;
+        fence::fence(&mut conn, speaks).await?;
+        let mismatches = fence::record_bundle(&mut conn, speaks).await?;
         if !mismatches.is_empty() {
             let text = mismatches
                 .iter()

@@ -45,6 +45,10 @@ pub struct emq_connect_options {
     pub max_payload: u64,
     /// Publish queue events on `emq:{q}:events` after each transition. Default true.
     pub publish_events: bool,
+    /// The wire version to speak and fence: `"echomq:2.1.0"` or
+    /// `"echomq:2.0.0"` (2.1.0 verbs then fail `EMQ_ERR_UNSUPPORTED`).
+    /// NULL (default) = the newest.
+    pub wire_version: *const c_char,
 }
 
 /// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not
@@ -62,6 +66,7 @@ pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
         response_timeout_ms: d.response_timeout.map_or(0, |t| t.as_millis() as u64),
         max_payload: d.max_payload as u64,
         publish_events: d.publish_events,
+        wire_version: std::ptr::null(),
     }
 }
 
@@ -109,6 +114,11 @@ impl emq_connect_options {
             max_payload: usize::try_from(self.max_payload).unwrap_or(usize::MAX),
             strict_bundle: self.strict_bundle,
             publish_events: self.publish_events,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            wire_version: match unsafe { opt_str_arg(self.wire_version, "options.wire_version") }? {
+                Some(v) => emq_core::WireVersion::parse(v)?,
+                None => emq_core::WireVersion::NEWEST,
+            },
         })
     }
 }
@@ -122,7 +132,7 @@ pub(crate) unsafe fn client_arg<'a>(client: *const emq_client) -> FfiResult<&'a 
 }
 
 /// Store a freshly allocated answer in `*out`.
-fn put<T>(out: &mut *mut T, value: T) {
+pub(crate) fn put<T>(out: &mut *mut T, value: T) {
     *out = Box::into_raw(Box::new(value));
 }
 
@@ -157,7 +167,7 @@ unsafe fn job_refs<'a>(jobs: *const emq_job_ref, count: usize) -> FfiResult<Vec<
         .collect()
 }
 
-fn enqueued(answer: emq_core::Enqueued, out: *mut emq_enqueued) {
+pub(crate) fn enqueued(answer: emq_core::Enqueued, out: *mut emq_enqueued) {
     if !out.is_null() {
         // SAFETY: the caller passes NULL or a valid `emq_enqueued *`.
         unsafe {

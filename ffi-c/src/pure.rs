@@ -18,6 +18,8 @@ pub const EMQ_KEY_ACTIVE: emq_key_type = 1;
 pub const EMQ_KEY_SCHEDULE: emq_key_type = 2;
 pub const EMQ_KEY_DEAD: emq_key_type = 3;
 pub const EMQ_KEY_META: emq_key_type = 4;
+/// `emq:{q}:limiter` (wire 2.1.0): the rate limit's window counter.
+pub const EMQ_KEY_LIMITER: emq_key_type = 5;
 
 /// What a key is, by parse (`EMQ_CLASS_*`).
 ///
@@ -37,6 +39,8 @@ pub enum emq_key_class {
     EMQ_CLASS_RESERVE = 3,
     /// Anything the key grammar does not produce.
     EMQ_CLASS_UNCLASSIFIED = 4,
+    /// `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
+    EMQ_CLASS_DEDUP = 5,
 }
 pub use emq_key_class::*;
 
@@ -67,7 +71,7 @@ pub struct emq_key_info {
     /// The id of a job key.
     pub id: *const c_char,
     /// The suffix after `{emq}:` of a reserve key (`"version"`, `"locks"`,
-    /// `"bundle"`, `"migration:<q>"`).
+    /// `"bundle"`, `"migration:<q>"`); the dedup id of a dedup key.
     pub member: *const c_char,
 }
 
@@ -78,6 +82,7 @@ fn parse_key_type(t: emq_key_type) -> FfiResult<KeyType> {
         EMQ_KEY_SCHEDULE => KeyType::Schedule,
         EMQ_KEY_DEAD => KeyType::Dead,
         EMQ_KEY_META => KeyType::Meta,
+        EMQ_KEY_LIMITER => KeyType::Limiter,
         other => {
             return Err(Fail::invalid_argument(format!(
                 "unknown key type {other}: expected one of EMQ_KEY_*"
@@ -340,6 +345,7 @@ pub unsafe extern "C" fn emq_classify(
             KeyClass::Queue { .. } => EMQ_CLASS_QUEUE,
             KeyClass::Job { .. } => EMQ_CLASS_JOB,
             KeyClass::Metric { .. } => EMQ_CLASS_METRIC,
+            KeyClass::Dedup { .. } => EMQ_CLASS_DEDUP,
             KeyClass::Reserve(_) => EMQ_CLASS_RESERVE,
             KeyClass::Unclassified => EMQ_CLASS_UNCLASSIFIED,
         };
@@ -399,7 +405,7 @@ pub unsafe extern "C" fn emq_slot(
     })
 }
 
-/// The wire protocol this library speaks (`"echomq:2.0.0"`, the value of
+/// The wire protocol this library speaks (`"echomq:2.1.0"`, the value of
 /// `{emq}:version`). Static storage: never free it.
 #[no_mangle]
 pub extern "C" fn emq_protocol_version() -> *const c_char {

@@ -326,6 +326,53 @@ static void operator_verbs(const echomq::Client& client) {
                                             EMQ_ERR_INVALID_QUEUE));
 }
 
+static void job_features(const echomq::Client& client) {
+    const std::string q = "cpp-features";
+    // Dedup: one job per dedup id.
+    echomq::Enqueued a = client.enqueue_dedup(q, "first", "order-42");
+    echomq::Enqueued b = client.enqueue_dedup(q, "second", "order-42");
+    CHECK(!a.duplicate && b.duplicate && a.id == b.id);
+    CHECK(client.counts(q).pending == 1);
+    CHECK(throws<echomq::InvalidArgumentError>([&] { client.enqueue_dedup(q, "x", "a b"); },
+                                               EMQ_ERR_INVALID_ARGUMENT));
+    client.drain(q);
+
+    // Limits are enforced inside the claim, as a typed error.
+    for (int i = 0; i < 3; ++i) client.enqueue(q, "x");
+    client.set_concurrency(q, 1);
+    std::optional<echomq::Job> held = client.claim(q, 60000);
+    CHECK(held.has_value());
+    CHECK(throws<echomq::RateLimitedError>([&] { client.claim(q, 60000); },
+                                           EMQ_ERR_RATE_LIMITED));
+    client.set_concurrency(q, 0);
+    client.set_rate_limit(q, 1, 60000);
+    CHECK(client.claim(q, 60000).has_value());
+    CHECK(throws<echomq::RateLimitedError>([&] { client.claim(q, 60000); },
+                                           EMQ_ERR_RATE_LIMITED));
+    client.set_rate_limit(q, 0, 0);
+    client.rate_limit(q, held->id(), held->token(), 300);  // parked in schedule, no attempt
+    std::optional<echomq::JobInfo> parked = client.job(q, held->id());
+    CHECK(parked && parked->state == EMQ_STATE_SCHEDULED);
+    CHECK(throws<echomq::StaleError>([&] { client.complete(q, *held); }, EMQ_ERR_STALE));
+    client.drain(q, true);
+
+    // The stall cap: the first lapsed lease is forgiven, the second is dead "stalled".
+    const std::string sq = "cpp-stalls";
+    echomq::Enqueued r = client.enqueue(sq, "hangs");
+    for (int round = 1; round <= 2; ++round) {
+        CHECK(client.claim(sq, 50).has_value());
+        std::this_thread::sleep_for(std::chrono::milliseconds(120));
+        echomq::Client::Reaped reaped = client.reap_stalled(sq, 10, 2);
+        if (round == 1) {
+            CHECK(reaped.recovered == std::vector<std::string>{r.id} && reaped.dead.empty());
+        } else {
+            CHECK(reaped.dead == std::vector<std::string>{r.id} && reaped.recovered.empty());
+        }
+    }
+    std::optional<echomq::JobInfo> info = client.job(sq, r.id);
+    CHECK(info && info->state == EMQ_STATE_DEAD && info->last_error == std::string("stalled"));
+}
+
 struct SeenEvent {
     emq_worker_event_kind kind;
     std::string name, id, error;
@@ -464,6 +511,7 @@ int main() {
         client_verbs(client);
         worker(client);
         operator_verbs(client);
+        job_features(client);
         observability(client);
         echomq::Client moved = std::move(client);
         moved.close();
