@@ -128,7 +128,18 @@ export interface ConnectOptions {
   wireVersion?: string
 }
 
+/**
+ * `enqueue`'s options (all optional): now, later (`runAtMs` or `delayMs`, not
+ * both) or under a chosen `id`; or deduplicated (`dedupId`, wire 2.1.0; not
+ * with the others).
+ */
 export interface EnqueueOptions {
+  /** A caller-chosen id (the receipt): an existing row answers `duplicate: true`. */
+  id?: string
+  /** Run at this unix-ms instant. */
+  runAtMs?: number
+  /** Run this many ms after the server's now. */
+  delayMs?: number
   /** At most one live job per dedup id (`[A-Za-z0-9._-]{1,255}`). */
   dedupId?: string
   /** Release the dedup id after this long even if its job lives (throttle). */
@@ -154,6 +165,27 @@ export interface Job {
   payload: Buffer
   /** The fencing token: pass it back to settle. */
   token: number
+  /** Which attempt this claim is (1 on the first claim). */
+  attempts: number
+}
+
+/** `retry`'s options; omitted ones take the core's defaults. */
+export interface RetryOptions {
+  /** Default 0. */
+  delayMs?: number
+  /** Dead-letter at this many attempts. Default 5 (the worker's default). */
+  maxAttempts?: number
+  /** Stored as `last_error`. Default empty. */
+  error?: string
+}
+
+/** `browse`'s options. */
+export interface BrowseOptions {
+  /** Default false. */
+  newestFirst?: boolean
+  /** Default 100. */
+  limit?: number
+  range?: TimeRange | null
 }
 
 /** What `completeMany` / `extendMany` take; a claimed `Job` fits. */
@@ -175,11 +207,14 @@ export interface Counts {
   failed: number
 }
 
-export type JobState = 'pending' | 'active' | 'scheduled' | 'dead'
+/** `unknown`: a state another runtime wrote (the word is `rawState`). */
+export type JobState = 'pending' | 'active' | 'scheduled' | 'dead' | 'unknown'
 
 export interface JobInfo {
   id: string
   state: JobState
+  /** The row's `state` field as stored (`awaiting_children`, ...). */
+  rawState: string
   attempts: number
   payload: Buffer
   lastError: string | null
@@ -205,14 +240,23 @@ export type Verdict<T> = { status: 'fulfilled'; value: T } | { status: 'rejected
 
 // ---- client -------------------------------------------------------------------
 
-/** Connect (`redis://`, `rediss://`, `redis+unix://`) and fence before anything else. */
-export declare function connect(url: string, options?: ConnectOptions): Promise<Client>
+/**
+ * Connect (`redis://`, `rediss://`, `redis+unix://`) and fence before anything
+ * else. No `url`: `EMQ_URL`, else `redis://127.0.0.1:6379/`.
+ */
+export declare function connect(url?: string | null, options?: ConnectOptions): Promise<Client>
+export declare function connect(options: ConnectOptions): Promise<Client>
 
-export declare class Client {
+export declare class Client implements AsyncDisposable {
   private constructor()
   /** The node id mixed into the ids this client mints. */
   readonly nodeId: number
-  /** With `dedupId`: `{id of the live holder, duplicate: true}` while it lives. */
+  /** A handle on one queue (throws `EMQ_INVALID_QUEUE` at once for a bad name). */
+  queue(name: string): Queue
+  /**
+   * Now, or later / under a chosen id with `options`; with `dedupId`:
+   * `{id of the live holder, duplicate: true}` while it lives.
+   */
   enqueue(queue: string, payload: Payload, options?: EnqueueOptions): Promise<Enqueued>
   enqueueWithId(queue: string, id: string, payload: Payload): Promise<Enqueued>
   enqueueAt(queue: string, payload: Payload, runAtMs: number): Promise<Enqueued>
@@ -222,6 +266,9 @@ export declare class Client {
   claimMany(queue: string, max: number, leaseMs: number): Promise<Job[]>
   complete(queue: string, id: string, token: number): Promise<void>
   completeMany(queue: string, jobs: readonly JobRef[]): Promise<Verdict<undefined>[]>
+  /** Settle a failed attempt: `retry(queue, id, token, {delayMs, maxAttempts, error})`. */
+  retry(queue: string, id: string, token: number, options?: RetryOptions): Promise<RetryOutcome>
+  /** The positional form. */
   retry(
     queue: string,
     id: string,
@@ -246,7 +293,9 @@ export declare class Client {
   rateLimit(queue: string, id: string, token: number, ms: number): Promise<void>
   counts(queue: string): Promise<Counts>
   job(queue: string, id: string): Promise<JobInfo | null>
-  /** Ids in one set. `newestFirst` default false, `limit` default 100. */
+  /** Ids in one set: `browse(queue, set, {newestFirst, limit, range})`. */
+  browse(queue: string, set: BrowseSet, options: BrowseOptions): Promise<string[]>
+  /** The positional form. `newestFirst` default false, `limit` default 100. */
   browse(
     queue: string,
     set: BrowseSet,
@@ -276,6 +325,45 @@ export declare class Client {
   waitFor(queue: string, id: string, timeoutMs: number): Promise<Settled>
   /** Prometheus text exposition for `queues`. */
   metricsText(queues: string[]): Promise<string>
+  /** `await using client = await connect()`: `close()` at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/** One queue of a `Client` (`client.queue('emails')`): its verbs without the name. */
+export declare class Queue {
+  private constructor()
+  readonly name: string
+  readonly client: Client
+  enqueue(payload: Payload, options?: EnqueueOptions): Promise<Enqueued>
+  enqueueMany(payloads: readonly Payload[]): Promise<Verdict<Enqueued>[]>
+  claim(leaseMs: number): Promise<Job | null>
+  claimMany(max: number, leaseMs: number): Promise<Job[]>
+  complete(id: string, token: number): Promise<void>
+  completeMany(jobs: readonly JobRef[]): Promise<Verdict<undefined>[]>
+  retry(id: string, token: number, options?: RetryOptions): Promise<RetryOutcome>
+  extend(id: string, token: number, leaseMs: number): Promise<void>
+  extendMany(jobs: readonly JobRef[], leaseMs: number): Promise<Verdict<undefined>[]>
+  promote(limit?: number): Promise<number>
+  reap(limit?: number): Promise<number>
+  reapStalled(limit: number, maxStalls: number): Promise<Reaped>
+  setConcurrency(n: number): Promise<void>
+  setRateLimit(max: number, perMs: number): Promise<void>
+  rateLimit(id: string, token: number, ms: number): Promise<void>
+  counts(): Promise<Counts>
+  job(id: string): Promise<JobInfo | null>
+  browse(set: BrowseSet, options?: BrowseOptions): Promise<string[]>
+  pause(): Promise<void>
+  resume(): Promise<void>
+  isPaused(): Promise<boolean>
+  requeueDead(id: string): Promise<void>
+  remove(id: string): Promise<void>
+  drain(includeScheduled?: boolean, limit?: number | null): Promise<number>
+  purgeDead(olderThanMs?: number | null, limit?: number | null): Promise<number>
+  requeueAllDead(limit?: number | null): Promise<number>
+  subscribe(): Promise<Subscription>
+  waitFor(id: string, timeoutMs: number): Promise<Settled>
+  /** `new Worker(client, name, handler, options)`. */
+  worker(handler: Handler, options?: WorkerOptions): Worker
 }
 
 // ---- observability ----------------------------------------------------------------
@@ -374,6 +462,11 @@ export interface WorkerOptions {
   deadMaxLen?: number
   /** Stalls (lapsed leases) a job survives before it is dead-lettered `stalled`. Default 2. */
   maxStalls?: number
+  /**
+   * While `run()` runs, SIGTERM closes the worker gracefully, unless the
+   * application has a SIGTERM listener of its own. Default true.
+   */
+  handleSignals?: boolean
 }
 
 export interface WorkerStats {
@@ -393,8 +486,12 @@ export interface WorkerStats {
   released: number
 }
 
-/** Resolve = done; throw / reject = retry with backoff; throw `UnrecoverableError` = dead now. */
-export type Handler = (job: Job) => unknown | Promise<unknown>
+/**
+ * Resolve = done; throw / reject = retry with backoff; throw `UnrecoverableError`
+ * = dead now. `signal` aborts when the job's lease is lost or the worker shuts
+ * down (`signal.reason`: an `EchoMQError`, `EMQ_LEASE_LOST` / `EMQ_CLOSED`).
+ */
+export type Handler = (job: Job, signal: AbortSignal) => unknown | Promise<unknown>
 
 /** A worker event; fields that do not fit the event are absent. */
 export interface WorkerEvent {
@@ -417,12 +514,14 @@ export declare const WORKER_EVENTS: Readonly<Record<string, string>>
  * `leaseLost`, `stalled`, `drained`, `closed` (a `WorkerEvent`) and `error`
  * (an `EchoMQError`; dropped when nobody listens). Attach listeners before `run()`.
  */
-export declare class Worker extends EventEmitter {
+export declare class Worker extends EventEmitter implements AsyncDisposable {
   constructor(client: Client, queue: string, handler: Handler, options?: WorkerOptions)
   /** Claim and process until `close()`; resolves after the graceful drain. */
   run(): Promise<void>
-  /** Stop claiming; resolves once in-flight jobs finished (within the grace period). */
+  /** Stop claiming, abort running handlers' signals; resolves once they finished (within the grace period). */
   close(): Promise<void>
+  /** `await using worker = ...`: `close()` at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>
   stats(): WorkerStats
 }
 

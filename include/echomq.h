@@ -129,6 +129,11 @@ enum emq_job_state
     EMQ_STATE_ACTIVE = 1,
     EMQ_STATE_SCHEDULED = 2,
     EMQ_STATE_DEAD = 3,
+    /**
+     * A state this library does not know, written by another runtime sharing
+     * the deployment (say the reference runtime's `awaiting_children`).
+     */
+    EMQ_STATE_UNKNOWN = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -494,6 +499,11 @@ typedef struct emq_job {
      */
     const uint8_t *payload;
     size_t payload_len;
+    /**
+     * Which attempt this claim is (1 on the first claim). Equal to `token`
+     * at claim time under echomq:2.x, but only `token` settles.
+     */
+    uint64_t attempts;
 } emq_job;
 
 /**
@@ -559,7 +569,8 @@ typedef struct emq_job_info {
      */
     char id[EMQ_ID_BUF];
     /**
-     * One of `EMQ_STATE_*`.
+     * One of `EMQ_STATE_*` (`EMQ_STATE_UNKNOWN` for a state another
+     * runtime wrote).
      */
     emq_job_state state;
     uint64_t attempts;
@@ -1107,6 +1118,7 @@ void emq_connect_options_init(struct emq_connect_options *options,
 /**
  * Connect to `url` (`redis://[user:password@]host:port/db`, `rediss://…`,
  * `redis+unix:///path`) and run the version fence before anything else.
+ * `url` may be NULL: then `EMQ_URL` when set, else `redis://127.0.0.1:6379/`.
  * `options` may be NULL (defaults). On success `*out` is a new handle the
  * caller releases with `emq_client_free`; on failure `*out` is NULL.
  * A fence mismatch is `EMQ_ERR_VERSION_FENCE` with the value in `(*err)->found`.

@@ -49,10 +49,10 @@ pub fn err(e: echomq::Error) -> PyErr {
     Python::attach(|py| to_py(py, &e))
 }
 
-/// `echomq.Unrecoverable`, the handler's "no more attempts" signal.
+/// `echomq.UnrecoverableError`, the handler's "no more attempts" signal.
 pub fn is_unrecoverable(py: Python<'_>, e: &PyErr) -> bool {
     UNRECOVERABLE
-        .import(py, "echomq._errors", "Unrecoverable")
+        .import(py, "echomq._errors", "UnrecoverableError")
         .map(|t| e.is_instance(py, t))
         .unwrap_or(false)
 }

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 mod admin;
 mod aio;
+mod args;
 mod client;
 mod defaults;
 mod errors;
@@ -13,6 +14,7 @@ mod helpers;
 mod interp;
 mod limits;
 mod observe;
+mod queue;
 mod stall;
 mod types;
 mod worker;
@@ -49,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(helpers::classify, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::slot, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
+    m.add_function(wrap_pyfunction!(queue::check_queue, m)?)?;
     m.add_function(wrap_pyfunction!(defaults::defaults, m)?)?;
     m.add_function(wrap_pyfunction!(aio::_panic_in_core_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(admin::cli_main, m)?)?;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyTypeError;
 
-use crate::defaults::{count_or, uint_or};
+use crate::defaults::{count_or, ms_or};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
@@ -115,7 +115,7 @@ pub fn connect_options(
         ),
         None => None,
     };
-    let response_ms = uint_or(
+    let response_ms = ms_or(
         "response_timeout_ms",
         response_timeout_ms,
         core::RESPONSE_TIMEOUT_MS,
@@ -127,7 +127,7 @@ pub fn connect_options(
     Ok(echomq::ConnectOptions {
         node_id,
         client_name,
-        connect_timeout: Duration::from_millis(uint_or(
+        connect_timeout: Duration::from_millis(ms_or(
             "connect_timeout_ms",
             connect_timeout_ms,
             core::CONNECT_TIMEOUT_MS,
@@ -189,21 +189,24 @@ impl From<echomq::Enqueued> for Enqueued {
     }
 }
 
-/// A claimed job: settle it with its `id` and `token`.
+/// A claimed job: settle it with its `id` and `token`; `attempts` is which
+/// attempt this is (1 on the first claim).
 #[pyclass(frozen, get_all, module = "echomq")]
 pub struct Job {
     pub id: String,
     pub payload: Py<PyBytes>,
     pub token: u64,
+    pub attempts: u64,
 }
 
 #[pymethods]
 impl Job {
     fn __repr__(&self, py: Python<'_>) -> String {
         format!(
-            "Job(id='{}', token={}, payload={})",
+            "Job(id='{}', token={}, attempts={}, payload={})",
             self.id,
             self.token,
+            self.attempts,
             repr_of(py, &self.payload)
         )
     }
@@ -227,6 +230,7 @@ impl Job {
             id: job.id.to_string(),
             payload: PyBytes::new(py, &job.payload).unbind(),
             token: job.token,
+            attempts: job.attempts,
         }
     }
 }
@@ -270,8 +274,11 @@ impl From<echomq::Counts> for Counts {
 #[pyclass(frozen, get_all, module = "echomq")]
 pub struct JobInfo {
     pub id: String,
-    /// `pending`, `active`, `scheduled` or `dead`.
+    /// `pending`, `active`, `scheduled`, `dead`, or `unknown` for a state
+    /// another runtime wrote (the word itself is `raw_state`).
     pub state: String,
+    /// The `state` field as stored.
+    pub raw_state: String,
     pub attempts: u64,
     pub payload: Py<PyBytes>,
     pub last_error: Option<String>,
@@ -296,6 +303,7 @@ impl JobInfo {
         JobInfo {
             id: info.id.to_string(),
             state: info.state.as_str().to_string(),
+            raw_state: info.state.raw().to_string(),
             attempts: info.attempts,
             payload: PyBytes::new(py, &info.payload).unbind(),
             last_error: info.last_error,

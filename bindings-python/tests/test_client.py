@@ -66,7 +66,7 @@ def test_claim_and_complete(client, raw, queue, keys):
     job = client.claim(queue, 10_000)
     assert isinstance(job, echomq.Job)
     assert (job.id, job.payload, job.token) == (e.id, b"job", 1)
-    assert repr(job) == f"Job(id='{e.id}', token=1, payload=b'job')"
+    assert repr(job) == f"Job(id='{e.id}', token=1, attempts=1, payload=b'job')"
     r = row(raw, keys.job(e.id))
     assert r["state"] == b"active" and r["attempts"] == b"1"
     deadline = raw.zscore(keys.active, e.id)

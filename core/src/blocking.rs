@@ -7,7 +7,11 @@ use crate::fence::BundleMismatch;
 use crate::options::ConnectOptions;
 use crate::runtime::runtime;
 use crate::types::*;
+use crate::verb_options::{BrowseOptions, EnqueueOptions, RetryOptions};
 use crate::BrandedId;
+
+/// One queue of a blocking client: see [`crate::queue`].
+pub use crate::queue::BlockingQueue as Queue;
 
 /// The blocking client. Cheap to clone, `Send + Sync`.
 #[derive(Clone, Debug)]
@@ -23,6 +27,17 @@ impl Client {
     pub fn connect(url: &str, options: ConnectOptions) -> Result<Client> {
         let inner = wait(crate::Client::connect(url, options))?;
         Ok(Client { inner })
+    }
+
+    /// Connect without naming a URL: `EMQ_URL` when set, else
+    /// `redis://127.0.0.1:6379/` ([`crate::defaults::url`]).
+    pub fn connect_default(options: ConnectOptions) -> Result<Client> {
+        Client::connect(&crate::defaults::url(), options)
+    }
+
+    /// A handle on one queue (the name checked here, before any I/O).
+    pub fn queue(&self, name: &str) -> Result<Queue> {
+        Queue::new(self.inner.clone(), name)
     }
 
     /// The async client underneath (shares the connection).
@@ -77,6 +92,16 @@ impl Client {
         wait(self.inner.enqueue_in(queue, payload, delay_ms))
     }
 
+    /// Enqueue as `options` say (see [`crate::Client::enqueue_with`]).
+    pub fn enqueue_with(
+        &self,
+        queue: &str,
+        payload: impl AsRef<[u8]>,
+        options: &EnqueueOptions,
+    ) -> Result<Enqueued> {
+        wait(self.inner.enqueue_with(queue, payload, options))
+    }
+
     pub fn enqueue_many<P: AsRef<[u8]>>(
         &self,
         queue: &str,
@@ -114,6 +139,17 @@ impl Client {
             self.inner
                 .retry(queue, id, token, delay_ms, max_attempts, error),
         )
+    }
+
+    /// [`Client::retry`] with its options named.
+    pub fn retry_with(
+        &self,
+        queue: &str,
+        id: &str,
+        token: u64,
+        options: &RetryOptions,
+    ) -> Result<RetryOutcome> {
+        wait(self.inner.retry_with(queue, id, token, options))
     }
 
     pub fn extend(&self, queue: &str, id: &str, token: u64, lease_ms: u64) -> Result<()> {
@@ -154,6 +190,16 @@ impl Client {
         range: Option<TimeRange>,
     ) -> Result<Vec<BrandedId>> {
         wait(self.inner.browse(queue, set, newest_first, limit, range))
+    }
+
+    /// [`Client::browse`] with its options named.
+    pub fn browse_with(
+        &self,
+        queue: &str,
+        set: BrowseSet,
+        options: &BrowseOptions,
+    ) -> Result<Vec<BrandedId>> {
+        wait(self.inner.browse_with(queue, set, options))
     }
 
     pub fn pause(&self, queue: &str) -> Result<()> {

@@ -16,6 +16,7 @@ use crate::replies;
 use crate::scripts;
 use crate::transport::Transport;
 use crate::types::*;
+use crate::verb_options::{BrowseOptions, EnqueueOptions, RetryOptions, When};
 use crate::wire::WireVersion;
 
 /// How many times `enqueue` re-mints when a freshly minted id already exists
@@ -74,6 +75,19 @@ impl Client {
             wire,
             events,
         })
+    }
+
+    /// Connect without naming a URL: `EMQ_URL` when set, else
+    /// `redis://127.0.0.1:6379/` ([`crate::defaults::url`]).
+    pub async fn connect_default(options: ConnectOptions) -> Result<Client> {
+        Client::connect(&crate::defaults::url(), options).await
+    }
+
+    /// A handle on one queue: the per-queue verbs without repeating its
+    /// name. The name is checked here (*invalid queue*), before any I/O;
+    /// the handle shares this client's connection.
+    pub fn queue(&self, name: &str) -> Result<crate::Queue> {
+        crate::Queue::new(self.clone(), name)
     }
 
     pub(crate) fn transport(&self) -> &Transport {
@@ -238,40 +252,91 @@ impl Client {
     async fn schedule(&self, queue: &str, payload: &[u8], mode: &str, ms: u64) -> Result<Enqueued> {
         let keys = QueueKeys::new(queue)?;
         self.check_payload(payload)?;
-        let ms_text = ms.to_string();
         for _ in 0..MINT_ATTEMPTS {
             let id = id::mint_job_id_with(self.node_id())?;
-            let row = keys.job(&id);
-            let answer = self
-                .transport
-                .script(
-                    &scripts::SCHEDULE,
-                    &[&row, &keys.schedule],
-                    &[
-                        id.as_str().as_bytes(),
-                        payload,
-                        mode.as_bytes(),
-                        ms_text.as_bytes(),
-                    ],
-                )
-                .await?;
-            if replies::created(answer)? {
-                let field = if mode == "at" {
-                    "run_at_ms"
-                } else {
-                    "delay_ms"
-                };
-                self.publish(&keys, "added", id.as_str(), &[(field, &ms_text)]);
-                return Ok(Enqueued {
-                    id,
-                    duplicate: false,
-                });
+            let answer = self.schedule_script(&keys, &id, payload, mode, ms).await?;
+            if !answer.duplicate {
+                return Ok(answer);
             }
         }
         Err(Error::new(
             ErrorKind::Server,
             "every freshly minted id already existed; is EMQ_NODE_ID shared?",
         ))
+    }
+
+    /// One `schedule` call for `id`; `duplicate` when its row already exists.
+    async fn schedule_script(
+        &self,
+        keys: &QueueKeys,
+        id: &BrandedId,
+        payload: &[u8],
+        mode: &str,
+        ms: u64,
+    ) -> Result<Enqueued> {
+        let ms_text = ms.to_string();
+        let row = keys.job(id);
+        let answer = self
+            .transport
+            .script(
+                &scripts::SCHEDULE,
+                &[&row, &keys.schedule],
+                &[
+                    id.as_str().as_bytes(),
+                    payload,
+                    mode.as_bytes(),
+                    ms_text.as_bytes(),
+                ],
+            )
+            .await?;
+        let created = replies::created(answer)?;
+        if created {
+            let field = if mode == "at" {
+                "run_at_ms"
+            } else {
+                "delay_ms"
+            };
+            self.publish(keys, "added", id.as_str(), &[(field, &ms_text)]);
+        }
+        Ok(Enqueued {
+            id: *id,
+            duplicate: !created,
+        })
+    }
+
+    /// Enqueue as `options` say: now or later (`run_at_ms` / `delay_ms`, not
+    /// both), under a minted or a caller-chosen `id`, or deduplicated by a
+    /// `dedup_id` (echomq:2.1.0). The default options are
+    /// [`Client::enqueue`]; a caller-chosen id with a time schedules it under
+    /// that id (a row that exists answers `duplicate`, untouched).
+    pub async fn enqueue_with(
+        &self,
+        queue: &str,
+        payload: impl AsRef<[u8]>,
+        options: &EnqueueOptions,
+    ) -> Result<Enqueued> {
+        let payload = payload.as_ref();
+        let when = options.when()?;
+        if let Some(dedup_id) = options.dedup_id.as_deref() {
+            return self.enqueue_dedup(queue, payload, dedup_id, options).await;
+        }
+        options.check_dedup()?;
+        let Some(id) = options.id.as_deref() else {
+            return match when {
+                When::Now => self.enqueue(queue, payload).await,
+                When::At(ms) => self.schedule(queue, payload, "at", ms).await,
+                When::In(ms) => self.schedule(queue, payload, "in", ms).await,
+            };
+        };
+        let (mode, ms) = match when {
+            When::Now => return self.enqueue_with_id(queue, id, payload).await,
+            When::At(ms) => ("at", ms),
+            When::In(ms) => ("in", ms),
+        };
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        self.check_payload(payload)?;
+        self.schedule_script(&keys, &id, payload, mode, ms).await
     }
 
     /// Enqueue many payloads in one pipeline. Every payload is checked before
@@ -559,6 +624,26 @@ impl Client {
         Ok(outcome)
     }
 
+    /// [`Client::retry`] with its options named: `delay_ms` (0),
+    /// `max_attempts` (the worker's default, 5) and `error` (empty).
+    pub async fn retry_with(
+        &self,
+        queue: &str,
+        id: &str,
+        token: u64,
+        options: &RetryOptions,
+    ) -> Result<RetryOutcome> {
+        self.retry(
+            queue,
+            id,
+            token,
+            options.delay_ms,
+            options.max_attempts,
+            &options.error,
+        )
+        .await
+    }
+
     fn extend_call(
         keys: &QueueKeys,
         id: &BrandedId,
@@ -763,6 +848,24 @@ impl Client {
         }
         cmd.arg("LIMIT").arg(0).arg(limit);
         replies::browsed(self.transport.query(&cmd).await?)
+    }
+
+    /// [`Client::browse`] with its options named: `newest_first` (false),
+    /// `limit` (100) and `range` (none).
+    pub async fn browse_with(
+        &self,
+        queue: &str,
+        set: BrowseSet,
+        options: &BrowseOptions,
+    ) -> Result<Vec<BrandedId>> {
+        self.browse(
+            queue,
+            set,
+            options.newest_first,
+            options.limit,
+            options.range,
+        )
+        .await
     }
 
     /// Stop claims on a queue (pending is left intact).

@@ -54,3 +54,17 @@ pub const MAX_ATTEMPTS_LIMIT: u64 = 1_000_000;
 pub fn timeout_from_ms(ms: u64) -> Option<std::time::Duration> {
     (ms > 0).then(|| std::time::Duration::from_millis(ms))
 }
+
+/// The server `connect` talks to when given no URL and `EMQ_URL` is unset or empty.
+pub const URL: &str = "redis://127.0.0.1:6379/";
+/// The environment variable a URL-less `connect` reads.
+pub const URL_ENV: &str = "EMQ_URL";
+
+/// The URL a `connect` without one uses: `EMQ_URL` when set and not empty,
+/// else [`URL`]. Read at each call, so a test or a forked child can change it.
+pub fn url() -> String {
+    match std::env::var(URL_ENV) {
+        Ok(url) if !url.trim().is_empty() => url,
+        _ => URL.to_string(),
+    }
+}

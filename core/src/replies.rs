@@ -89,7 +89,9 @@ pub fn created(reply: Value) -> Result<bool> {
     }
 }
 
-/// `claim`: a flat array of `id, payload, token` triples.
+/// `claim`: a flat array of `id, payload, token` triples. The token is the
+/// row's `attempts` after the claim's `HINCRBY` (PROTOCOL §5.2), so it is
+/// also the attempt number.
 pub fn claimed(reply: Value) -> Result<Vec<Job>> {
     let flat = items("claim", reply)?;
     if flat.len() % 3 != 0 {
@@ -98,10 +100,12 @@ pub fn claimed(reply: Value) -> Result<Vec<Job>> {
     let mut jobs = Vec::with_capacity(flat.len() / 3);
     let mut it = flat.into_iter();
     while let (Some(id), Some(payload), Some(token)) = (it.next(), it.next(), it.next()) {
+        let token = count("claim", token)?;
         jobs.push(Job {
             id: server_id("claim", id)?,
             payload: bytes("claim", payload)?,
-            token: count("claim", token)?,
+            token,
+            attempts: token,
         });
     }
     Ok(jobs)
@@ -258,7 +262,9 @@ pub fn job_row(id: &BrandedId, reply: Value) -> Result<Option<JobInfo>> {
     };
     Ok(Some(JobInfo {
         id: *id,
-        state: JobState::parse(&text("state").unwrap_or_default())?,
+        // A state another runtime wrote (say `awaiting_children`) is a
+        // typed unknown state, not an error: the rest of the row is readable.
+        state: JobState::parse(&text("state").unwrap_or_default()),
         attempts,
         payload: fields.get("payload").cloned().unwrap_or_default(),
         last_error: text("last_error"),
@@ -456,6 +462,26 @@ mod tests {
         // Read as 0 attempts once.
         let garbled = wire("*4\r\n$5\r\nstate\r\n$4\r\ndead\r\n$8\r\nattempts\r\n$2\r\nxx\r\n");
         assert_eq!(kind(job_row(&id(), garbled)), ErrorKind::Protocol);
+    }
+
+    #[test]
+    fn a_state_this_client_does_not_know_is_a_typed_unknown_state() {
+        let row =
+            wire("%2\r\n$5\r\nstate\r\n$17\r\nawaiting_children\r\n$8\r\nattempts\r\n$1\r\n0\r\n");
+        let info = job_row(&id(), row).unwrap().unwrap();
+        assert_eq!(info.state, JobState::Unknown("awaiting_children".into()));
+        assert_eq!(
+            (info.state.as_str(), info.state.raw()),
+            ("unknown", "awaiting_children")
+        );
+        assert!(!info.state.is_known() && JobState::Dead.is_known());
+    }
+
+    #[test]
+    fn a_claimed_job_carries_its_attempt_number() {
+        let reply = format!("*3\r\n$14\r\n{ID}\r\n$1\r\nx\r\n:3\r\n");
+        let jobs = claimed(wire(&reply)).unwrap();
+        assert_eq!((jobs[0].token, jobs[0].attempts), (3, 3));
     }
 
     #[test]

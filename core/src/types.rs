@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::id::BrandedId;
 
 /// The answer to an enqueue: the id (the receipt) and whether the row already existed.
@@ -19,6 +19,12 @@ pub struct Job {
     pub id: BrandedId,
     pub payload: Vec<u8>,
     pub token: u64,
+    /// Which attempt this claim is: 1 on the first claim, 2 after one retry
+    /// or lapsed lease, ... (the row's `attempts` once claimed; under
+    /// echomq:2.x the token is minted from the same counter, so the two are
+    /// equal at claim time, but only `token` settles and only `attempts`
+    /// means "how many tries").
+    pub attempts: u64,
 }
 
 impl fmt::Debug for Job {
@@ -26,6 +32,7 @@ impl fmt::Debug for Job {
         f.debug_struct("Job")
             .field("id", &self.id.as_str())
             .field("token", &self.token)
+            .field("attempts", &self.attempts)
             .field("payload_len", &self.payload.len())
             .finish()
     }
@@ -63,37 +70,65 @@ pub struct Counts {
 }
 
 /// The `state` field of a job row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// [`JobState::Unknown`] is a state this client does not know, written by
+/// another runtime sharing the deployment (the reference runtime's flow
+/// parents are `awaiting_children`, say): the row is still readable, the
+/// word kept as written. Not `Copy`, for that word.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum JobState {
     Pending,
     Active,
     Scheduled,
     Dead,
+    /// A state word this client does not know (kept as stored; empty when
+    /// the row has no `state` field).
+    Unknown(String),
 }
 
 impl JobState {
-    pub fn as_str(self) -> &'static str {
+    /// The state's name: `pending`, `active`, `scheduled`, `dead`, or
+    /// `unknown` for a word this client does not know (see [`JobState::raw`]).
+    pub fn as_str(&self) -> &'static str {
         match self {
             JobState::Pending => "pending",
             JobState::Active => "active",
             JobState::Scheduled => "scheduled",
             JobState::Dead => "dead",
+            JobState::Unknown(_) => "unknown",
         }
     }
 
-    pub fn parse(text: &str) -> Result<JobState> {
-        Ok(match text {
+    /// The `state` field as stored (the word itself for an unknown state).
+    pub fn raw(&self) -> &str {
+        match self {
+            JobState::Unknown(word) => word,
+            known => known.as_str(),
+        }
+    }
+
+    /// Is this one of the four states of echomq:2.0.0?
+    pub fn is_known(&self) -> bool {
+        !matches!(self, JobState::Unknown(_))
+    }
+
+    /// The state a row's `state` field names; a word this client does not
+    /// know is [`JobState::Unknown`], never an error.
+    pub fn parse(text: &str) -> JobState {
+        match text {
             "pending" => JobState::Pending,
             "active" => JobState::Active,
             "scheduled" => JobState::Scheduled,
             "dead" => JobState::Dead,
-            other => {
-                return Err(Error::new(
-                    ErrorKind::Server,
-                    format!("job row holds unknown state {other:?}"),
-                ))
-            }
-        })
+            other => JobState::Unknown(other.to_string()),
+        }
+    }
+}
+
+/// The field as stored (`awaiting_children` for that unknown state).
+impl fmt::Display for JobState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.raw())
     }
 }
 

@@ -204,6 +204,7 @@ impl Client {
         let options = EnqueueOptions {
             dedup_id: Some("probe".into()),
             dedup_ttl_ms: Some(60_000),
+            ..EnqueueOptions::default()
         };
         let dedup_key = keys::dedup_key(scratch, "probe")?;
         touched.push(dedup_key.clone());

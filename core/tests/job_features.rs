@@ -98,6 +98,7 @@ async fn speaking_2_0_0_fences_2_0_0_and_refuses_2_1_0_verbs_before_any_io() {
     let dedup = EnqueueOptions {
         dedup_id: Some("d".into()),
         dedup_ttl_ms: None,
+        ..EnqueueOptions::default()
     };
     let refusals = [
         old.reap_stalled(Q, 10, 2).await.unwrap_err(),
@@ -407,6 +408,7 @@ fn dedup(did: &str, ttl: Option<u64>) -> EnqueueOptions {
     EnqueueOptions {
         dedup_id: Some(did.into()),
         dedup_ttl_ms: ttl,
+        ..EnqueueOptions::default()
     }
 }
 
@@ -540,6 +542,7 @@ async fn bad_dedup_options_never_reach_the_wire() {
     let ttl_alone = EnqueueOptions {
         dedup_id: None,
         dedup_ttl_ms: Some(10),
+        ..EnqueueOptions::default()
     };
     let e = client.enqueue_with(Q, "x", &ttl_alone).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);

@@ -183,6 +183,7 @@ pub(crate) fn enqueued(answer: emq_core::Enqueued, out: *mut emq_enqueued) {
 
 /// Connect to `url` (`redis://[user:password@]host:port/db`, `rediss://…`,
 /// `redis+unix:///path`) and run the version fence before anything else.
+/// `url` may be NULL: then `EMQ_URL` when set, else `redis://127.0.0.1:6379/`.
 /// `options` may be NULL (defaults). On success `*out` is a new handle the
 /// caller releases with `emq_client_free`; on failure `*out` is NULL.
 /// A fence mismatch is `EMQ_ERR_VERSION_FENCE` with the value in `(*err)->found`.
@@ -206,7 +207,7 @@ pub unsafe extern "C" fn emq_connect(
         let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
         // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
-        let url = unsafe { str_arg(url, "url") }?;
+        let url = unsafe { opt_str_arg(url, "url") }?;
         // SAFETY: the options pointer is NULL or points to a valid options struct
         // of the size it states (`# Safety`).
         let options = match unsafe { sized::read(options) }? {
@@ -214,7 +215,11 @@ pub unsafe extern "C" fn emq_connect(
             // SAFETY: the options' strings are NULL or NUL-terminated (`# Safety`).
             Some(o) => unsafe { o.to_core() }?,
         };
-        let inner = blocking::Client::connect(url, options)?;
+        // NULL: `EMQ_URL`, else `redis://127.0.0.1:6379/` (the core's rule).
+        let inner = match url {
+            Some(url) => blocking::Client::connect(url, options)?,
+            None => blocking::Client::connect_default(options)?,
+        };
         put(out, emq_client { inner });
         Ok(())
     })
@@ -848,7 +853,7 @@ pub unsafe extern "C" fn emq_get_job(
                 out,
                 emq_job_info {
                     id: id_buf(&row.id),
-                    state: state_code(row.state),
+                    state: state_code(&row.state),
                     attempts: row.attempts,
                     payload,
                     payload_len,

@@ -58,6 +58,9 @@ pub struct emq_job {
     /// `payload_len` bytes (any values; not NUL-terminated). NULL when empty.
     pub payload: *const u8,
     pub payload_len: usize,
+    /// Which attempt this claim is (1 on the first claim). Equal to `token`
+    /// at claim time under echomq:2.x, but only `token` settles.
+    pub attempts: u64,
 }
 
 /// Jobs from `emq_claim_many`, released with `emq_job_list_free`
@@ -127,6 +130,9 @@ pub enum emq_job_state {
     EMQ_STATE_ACTIVE = 1,
     EMQ_STATE_SCHEDULED = 2,
     EMQ_STATE_DEAD = 3,
+    /// A state this library does not know, written by another runtime sharing
+    /// the deployment (say the reference runtime's `awaiting_children`).
+    EMQ_STATE_UNKNOWN = 4,
 }
 pub use emq_job_state::*;
 
@@ -135,7 +141,8 @@ pub use emq_job_state::*;
 pub struct emq_job_info {
     /// NUL-terminated id.
     pub id: [c_char; EMQ_ID_BUF],
-    /// One of `EMQ_STATE_*`.
+    /// One of `EMQ_STATE_*` (`EMQ_STATE_UNKNOWN` for a state another
+    /// runtime wrote).
     pub state: emq_job_state,
     pub attempts: u64,
     /// `payload_len` bytes; NULL when empty.
@@ -264,6 +271,7 @@ impl emq_job {
             token: job.token,
             payload,
             payload_len,
+            attempts: job.attempts,
         }
     }
 
@@ -278,6 +286,7 @@ impl emq_job {
                 job.payload.as_ptr()
             },
             payload_len: job.payload.len(),
+            attempts: job.attempts,
         }
     }
 
@@ -290,12 +299,13 @@ impl emq_job {
     }
 }
 
-pub(crate) fn state_code(state: JobState) -> emq_job_state {
+pub(crate) fn state_code(state: &JobState) -> emq_job_state {
     match state {
         JobState::Pending => EMQ_STATE_PENDING,
         JobState::Active => EMQ_STATE_ACTIVE,
         JobState::Scheduled => EMQ_STATE_SCHEDULED,
         JobState::Dead => EMQ_STATE_DEAD,
+        JobState::Unknown(_) => EMQ_STATE_UNKNOWN,
     }
 }
 

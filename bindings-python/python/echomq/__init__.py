@@ -1,8 +1,9 @@
 """EchoMQ: a Redis/Valkey job queue. Python API over the one Rust core.
 
     import echomq
-    client = echomq.connect("redis://127.0.0.1:6379/")
-    client.enqueue("emails", b"hello")
+    client = echomq.connect()          # EMQ_URL, else redis://127.0.0.1:6379/
+    emails = client.queue("emails")
+    emails.enqueue(b"hello")
 
 See docs/PYTHON.md for the asyncio client, the worker and the error classes.
 
@@ -34,6 +35,7 @@ from ._errors import (
     StaleTokenError,
     TimeoutError,
     Unrecoverable,
+    UnrecoverableError,
     UnsupportedError,
     VersionFenceError,
 )
@@ -69,16 +71,23 @@ from ._native import (
     queue_key,
     slot,
 )
+from ._queue import AsyncQueue, Duration, Queue, Time
 from ._aio import AsyncClient, connect_async
 from ._worker import WORKER_EVENTS, Handler, Worker
 
+# ConnectionError and TimeoutError are left out on purpose: they also
+# subclass the builtins of those names, and a star import must not rebind
+# them (use echomq.ConnectionError / echomq.TimeoutError, or the builtins).
 __all__ = [
     "AsyncClient",
+    "AsyncQueue",
+    "Duration",
+    "Queue",
+    "Time",
     "BundleMismatch",
     "BundleMismatchError",
     "Client",
     "ClosedError",
-    "ConnectionError",
     "Counts",
     "DEFAULT_MAX_PAYLOAD",
     "EchoMQError",
@@ -108,8 +117,8 @@ __all__ = [
     "Settled",
     "Subscription",
     "StaleTokenError",
-    "TimeoutError",
     "Unrecoverable",
+    "UnrecoverableError",
     "UnsupportedError",
     "VersionFenceError",
     "WORKER_EVENTS",

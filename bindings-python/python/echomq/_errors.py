@@ -2,6 +2,13 @@
 
 The native module picks the class by the error's stable code; never match on
 messages. Every class carries ``.code`` (the ErrorKind code string).
+
+``ConnectionError`` and ``TimeoutError`` share their names with builtins on
+purpose and also subclass them, so ``except TimeoutError:`` (the builtin)
+catches EchoMQ's timeout and ``except ConnectionError:`` its connection
+failures, as it does for ``socket`` or ``asyncio``. They are importable as
+``echomq.ConnectionError`` / ``echomq.TimeoutError`` but left out of
+``__all__``: ``from echomq import *`` does not rebind the builtins.
 """
 
 from __future__ import annotations
@@ -20,8 +27,6 @@ __all__ = [
     "InvalidIdError",
     "InvalidQueueError",
     "InvalidArgumentError",
-    "ConnectionError",
-    "TimeoutError",
     "ProtocolError",
     "ServerError",
     "JobActiveError",
@@ -31,6 +36,7 @@ __all__ = [
     "RateLimitedError",
     "PartialBatchError",
     "InternalError",
+    "UnrecoverableError",
     "Unrecoverable",
 ]
 
@@ -201,8 +207,13 @@ class InternalError(EchoMQError):
     code = "EMQ_INTERNAL"
 
 
-class Unrecoverable(Exception):
-    """Raise from a worker handler to send the job straight to dead (no retries)."""
+class UnrecoverableError(Exception):
+    """Raise from a worker handler to send the job straight to dead (no
+    retries). The same name as Node's ``UnrecoverableError``."""
+
+
+Unrecoverable = UnrecoverableError
+"""The former name of :class:`UnrecoverableError`, kept as an alias."""
 
 
 _BY_CODE: Dict[str, Type[EchoMQError]] = {

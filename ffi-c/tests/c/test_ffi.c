@@ -30,8 +30,9 @@ _Static_assert(sizeof(emq_id) == 15, "emq_id");
 _Static_assert(sizeof(emq_enqueued) == 16 && offsetof(emq_enqueued, duplicate) == 15, "emq_enqueued");
 _Static_assert(sizeof(emq_bytes) == 16 && offsetof(emq_bytes, len) == 8, "emq_bytes");
 _Static_assert(sizeof(emq_job_ref) == 16 && offsetof(emq_job_ref, token) == 8, "emq_job_ref");
-_Static_assert(sizeof(emq_job) == 40 && offsetof(emq_job, token) == 16 &&
-                   offsetof(emq_job, payload) == 24 && offsetof(emq_job, payload_len) == 32,
+_Static_assert(sizeof(emq_job) == 48 && offsetof(emq_job, token) == 16 &&
+                   offsetof(emq_job, payload) == 24 && offsetof(emq_job, payload_len) == 32 &&
+                   offsetof(emq_job, attempts) == 40,
                "emq_job");
 _Static_assert(sizeof(emq_enqueue_result) == 32 && offsetof(emq_enqueue_result, id) == 4 &&
                    offsetof(emq_enqueue_result, duplicate) == 19 &&
@@ -1338,6 +1339,33 @@ static void test_operator_verbs(void) {
     emq_client_free(c);
 }
 
+/* Issue #17: a NULL url reads EMQ_URL; a claim carries its attempt number; a
+ * state another runtime wrote reads as EMQ_STATE_UNKNOWN, not an error. */
+static void test_null_url_attempts_unknown_state(void) {
+    emq_client *c = NULL;
+    emq_error *err = NULL;
+    CHECK(ok(emq_connect(NULL, NULL, &c, &err), err) && c);
+    emq_enqueued r;
+    CHECK(ok(emq_enqueue(c, "t.ergo", (const uint8_t *)"x", 1, &r, &err), err));
+    char line[64];
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.ergo}:pending'");
+    CHECK(strcmp(line, "1") == 0); /* the server EMQ_URL names */
+    emq_job *job = NULL;
+    CHECK(ok(emq_claim(c, "t.ergo", 30000, &job, &err), err) && job);
+    CHECK(job->attempts == 1 && job->token == 1);
+    CHECK(ok(emq_complete(c, "t.ergo", job->id, job->token, &err), err));
+    emq_job_free(job);
+
+    emq_id id;
+    CHECK(ok(emq_mint_job_id(-1, &id, &err), err));
+    redis(g_url, NULL, 0, "HSET 'emq:{t.ergo}:job:%s' state awaiting_children attempts 0 payload p", id.text);
+    emq_job_info *row = NULL;
+    CHECK(ok(emq_get_job(c, "t.ergo", id.text, &row, &err), err) && row);
+    CHECK(row->state == EMQ_STATE_UNKNOWN && row->payload_len == 1);
+    emq_job_info_free(row);
+    emq_client_free(c);
+}
+
 int main(int argc, char **argv) {
     g_url = getenv("EMQ_URL");
     if (!g_url) {
@@ -1371,6 +1399,7 @@ int main(int argc, char **argv) {
              test_limits_are_enforced_inside_the_claim);
     run_test("poison job killing its worker 3 times ends dead 'stalled'",
              test_poison_job_killing_its_worker_three_times_is_dead_stalled);
+    run_test("NULL url, attempts, unknown state (issue #17)", test_null_url_attempts_unknown_state);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

@@ -1,0 +1,299 @@
+//! Queue handles: one queue's verbs without repeating its name.
+//!
+//! `client.queue("emails")?` checks the name once and answers a [`Queue`]
+//! (async) or, from the blocking client, a [`BlockingQueue`]
+//! (`echomq::blocking::Queue`). A handle is the client plus the name: cheap
+//! to clone, sharing the client's connection; every verb is the client's
+//! verb of the same name, so there is no second implementation to keep in
+//! step. The client-level verbs (`queues`, `metrics_text`, `close`, ...)
+//! stay on the client. Bindings wrap these handles, nothing more.
+
+use std::time::Duration;
+
+use crate::error::Result;
+use crate::keys;
+use crate::queue_events::{BlockingSubscription, Settled, Subscription};
+use crate::runtime::runtime;
+use crate::types::*;
+use crate::verb_options::{BrowseOptions, EnqueueOptions, RetryOptions};
+use crate::{BrandedId, Client};
+
+/// One queue of an async [`Client`].
+#[derive(Clone, Debug)]
+pub struct Queue {
+    client: Client,
+    name: String,
+}
+
+impl Queue {
+    pub(crate) fn new(client: Client, name: &str) -> Result<Queue> {
+        keys::validate_queue(name)?;
+        Ok(Queue {
+            client,
+            name: name.to_string(),
+        })
+    }
+
+    /// The queue's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The client underneath (for the client-level verbs).
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Enqueue now under a freshly minted id.
+    pub async fn enqueue(&self, payload: impl AsRef<[u8]>) -> Result<Enqueued> {
+        self.client.enqueue(&self.name, payload).await
+    }
+
+    /// Enqueue as `options` say (`id`, `run_at_ms` / `delay_ms`).
+    pub async fn enqueue_with(
+        &self,
+        payload: impl AsRef<[u8]>,
+        options: &EnqueueOptions,
+    ) -> Result<Enqueued> {
+        self.client.enqueue_with(&self.name, payload, options).await
+    }
+
+    pub async fn enqueue_many<P: AsRef<[u8]>>(
+        &self,
+        payloads: &[P],
+    ) -> Result<Vec<Result<Enqueued>>> {
+        self.client.enqueue_many(&self.name, payloads).await
+    }
+
+    pub async fn claim(&self, lease_ms: u64) -> Result<Option<Job>> {
+        self.client.claim(&self.name, lease_ms).await
+    }
+
+    pub async fn claim_many(&self, max: u64, lease_ms: u64) -> Result<Vec<Job>> {
+        self.client.claim_many(&self.name, max, lease_ms).await
+    }
+
+    pub async fn complete(&self, id: &str, token: u64) -> Result<()> {
+        self.client.complete(&self.name, id, token).await
+    }
+
+    pub async fn complete_many(&self, jobs: &[(&str, u64)]) -> Result<Vec<Result<()>>> {
+        self.client.complete_many(&self.name, jobs).await
+    }
+
+    pub async fn retry(
+        &self,
+        id: &str,
+        token: u64,
+        options: &RetryOptions,
+    ) -> Result<RetryOutcome> {
+        self.client.retry_with(&self.name, id, token, options).await
+    }
+
+    pub async fn extend(&self, id: &str, token: u64, lease_ms: u64) -> Result<()> {
+        self.client.extend(&self.name, id, token, lease_ms).await
+    }
+
+    pub async fn extend_many(
+        &self,
+        jobs: &[(&str, u64)],
+        lease_ms: u64,
+    ) -> Result<Vec<Result<()>>> {
+        self.client.extend_many(&self.name, jobs, lease_ms).await
+    }
+
+    pub async fn promote(&self, limit: u64) -> Result<u64> {
+        self.client.promote(&self.name, limit).await
+    }
+
+    pub async fn reap(&self, limit: u64) -> Result<u64> {
+        self.client.reap(&self.name, limit).await
+    }
+
+    pub async fn counts(&self) -> Result<Counts> {
+        self.client.counts(&self.name).await
+    }
+
+    pub async fn job(&self, id: &str) -> Result<Option<JobInfo>> {
+        self.client.job(&self.name, id).await
+    }
+
+    pub async fn browse(&self, set: BrowseSet, options: &BrowseOptions) -> Result<Vec<BrandedId>> {
+        self.client.browse_with(&self.name, set, options).await
+    }
+
+    pub async fn pause(&self) -> Result<()> {
+        self.client.pause(&self.name).await
+    }
+
+    pub async fn resume(&self) -> Result<()> {
+        self.client.resume(&self.name).await
+    }
+
+    pub async fn is_paused(&self) -> Result<bool> {
+        self.client.is_paused(&self.name).await
+    }
+
+    pub async fn requeue_dead(&self, id: &str) -> Result<()> {
+        self.client.requeue_dead(&self.name, id).await
+    }
+
+    pub async fn remove(&self, id: &str) -> Result<()> {
+        self.client.remove(&self.name, id).await
+    }
+
+    pub async fn drain(&self, include_scheduled: bool, limit: Option<u64>) -> Result<u64> {
+        self.client
+            .drain(&self.name, include_scheduled, limit)
+            .await
+    }
+
+    pub async fn purge_dead(&self, older_than_ms: Option<u64>, limit: Option<u64>) -> Result<u64> {
+        self.client
+            .purge_dead(&self.name, older_than_ms, limit)
+            .await
+    }
+
+    pub async fn requeue_all_dead(&self, limit: Option<u64>) -> Result<u64> {
+        self.client.requeue_all_dead(&self.name, limit).await
+    }
+
+    pub async fn subscribe(&self) -> Result<Subscription> {
+        self.client.subscribe(&self.name).await
+    }
+
+    pub async fn wait_for(&self, id: &str, timeout: Duration) -> Result<Settled> {
+        self.client.wait_for(&self.name, id, timeout).await
+    }
+}
+
+/// One queue of a [`crate::blocking::Client`] (`echomq::blocking::Queue`).
+#[derive(Clone, Debug)]
+pub struct BlockingQueue {
+    inner: Queue,
+}
+
+fn wait<F: std::future::Future>(fut: F) -> F::Output {
+    runtime().block_on(fut)
+}
+
+impl BlockingQueue {
+    pub(crate) fn new(client: Client, name: &str) -> Result<BlockingQueue> {
+        Ok(BlockingQueue {
+            inner: Queue::new(client, name)?,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    /// The async handle underneath (shares the connection).
+    pub fn as_async(&self) -> &Queue {
+        &self.inner
+    }
+
+    pub fn enqueue(&self, payload: impl AsRef<[u8]>) -> Result<Enqueued> {
+        wait(self.inner.enqueue(payload))
+    }
+
+    pub fn enqueue_with(
+        &self,
+        payload: impl AsRef<[u8]>,
+        options: &EnqueueOptions,
+    ) -> Result<Enqueued> {
+        wait(self.inner.enqueue_with(payload, options))
+    }
+
+    pub fn enqueue_many<P: AsRef<[u8]>>(&self, payloads: &[P]) -> Result<Vec<Result<Enqueued>>> {
+        wait(self.inner.enqueue_many(payloads))
+    }
+
+    pub fn claim(&self, lease_ms: u64) -> Result<Option<Job>> {
+        wait(self.inner.claim(lease_ms))
+    }
+
+    pub fn claim_many(&self, max: u64, lease_ms: u64) -> Result<Vec<Job>> {
+        wait(self.inner.claim_many(max, lease_ms))
+    }
+
+    pub fn complete(&self, id: &str, token: u64) -> Result<()> {
+        wait(self.inner.complete(id, token))
+    }
+
+    pub fn complete_many(&self, jobs: &[(&str, u64)]) -> Result<Vec<Result<()>>> {
+        wait(self.inner.complete_many(jobs))
+    }
+
+    pub fn retry(&self, id: &str, token: u64, options: &RetryOptions) -> Result<RetryOutcome> {
+        wait(self.inner.retry(id, token, options))
+    }
+
+    pub fn extend(&self, id: &str, token: u64, lease_ms: u64) -> Result<()> {
+        wait(self.inner.extend(id, token, lease_ms))
+    }
+
+    pub fn extend_many(&self, jobs: &[(&str, u64)], lease_ms: u64) -> Result<Vec<Result<()>>> {
+        wait(self.inner.extend_many(jobs, lease_ms))
+    }
+
+    pub fn promote(&self, limit: u64) -> Result<u64> {
+        wait(self.inner.promote(limit))
+    }
+
+    pub fn reap(&self, limit: u64) -> Result<u64> {
+        wait(self.inner.reap(limit))
+    }
+
+    pub fn counts(&self) -> Result<Counts> {
+        wait(self.inner.counts())
+    }
+
+    pub fn job(&self, id: &str) -> Result<Option<JobInfo>> {
+        wait(self.inner.job(id))
+    }
+
+    pub fn browse(&self, set: BrowseSet, options: &BrowseOptions) -> Result<Vec<BrandedId>> {
+        wait(self.inner.browse(set, options))
+    }
+
+    pub fn pause(&self) -> Result<()> {
+        wait(self.inner.pause())
+    }
+
+    pub fn resume(&self) -> Result<()> {
+        wait(self.inner.resume())
+    }
+
+    pub fn is_paused(&self) -> Result<bool> {
+        wait(self.inner.is_paused())
+    }
+
+    pub fn requeue_dead(&self, id: &str) -> Result<()> {
+        wait(self.inner.requeue_dead(id))
+    }
+
+    pub fn remove(&self, id: &str) -> Result<()> {
+        wait(self.inner.remove(id))
+    }
+
+    pub fn drain(&self, include_scheduled: bool, limit: Option<u64>) -> Result<u64> {
+        wait(self.inner.drain(include_scheduled, limit))
+    }
+
+    pub fn purge_dead(&self, older_than_ms: Option<u64>, limit: Option<u64>) -> Result<u64> {
+        wait(self.inner.purge_dead(older_than_ms, limit))
+    }
+
+    pub fn requeue_all_dead(&self, limit: Option<u64>) -> Result<u64> {
+        wait(self.inner.requeue_all_dead(limit))
+    }
+
+    pub fn subscribe(&self) -> Result<BlockingSubscription> {
+        crate::blocking::Client::from_async(self.inner.client().clone()).subscribe(self.name())
+    }
+
+    pub fn wait_for(&self, id: &str, timeout: Duration) -> Result<Settled> {
+        wait(self.inner.wait_for(id, timeout))
+    }
+}
