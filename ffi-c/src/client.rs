@@ -7,6 +7,7 @@ use std::time::Duration;
 use emq_core::{blocking, BrowseSet, ConnectOptions, RetryOutcome, TimeRange};
 
 use crate::guard::*;
+use crate::sized;
 use crate::status::*;
 use crate::types::*;
 
@@ -20,11 +21,15 @@ pub struct emq_client {
     pub(crate) inner: blocking::Client,
 }
 
-/// Connect options; start from `emq_connect_options_default()` and set only
-/// what you need. Strings are borrowed for the duration of `emq_connect`.
+/// Connect options; start from `emq_connect_options_init(&o, sizeof o)` and
+/// set only what you need. Strings are borrowed for the duration of
+/// `emq_connect`. The struct may grow in later versions (new fields are
+/// appended); a program built against an older, smaller one keeps working.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct emq_connect_options {
+    /// `sizeof` the struct as the caller compiled it; set by the init function.
+    pub size: usize,
     /// Node id mixed into minted ids, 0..=1023; -1 (default) = `EMQ_NODE_ID`,
     /// else a per-process random value.
     pub node_id: i32,
@@ -47,11 +52,13 @@ pub struct emq_connect_options {
 }
 
 /// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not
-/// strict, events published).
+/// strict, events published), by value, `size` set. Returned by value the struct cannot
+/// grow under an already-built program: prefer `emq_connect_options_init`.
 #[no_mangle]
 pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
     let d = ConnectOptions::default();
     emq_connect_options {
+        size: std::mem::size_of::<emq_connect_options>(),
         node_id: d.node_id.map_or(-1, i32::from),
         strict_bundle: d.strict_bundle,
         client_name: std::ptr::null(),
@@ -60,6 +67,30 @@ pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
         max_payload: d.max_payload as u64,
         publish_events: d.publish_events,
         wire_version: std::ptr::null(),
+    }
+}
+
+/// Fill `*options` (`size` bytes, normally `sizeof *options`) with the
+/// defaults and record `size`, so a later library knows which fields this
+/// program has. NULL is a no-op.
+///
+/// # Safety
+/// `options` is NULL or valid for writes of `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn emq_connect_options_init(options: *mut emq_connect_options, size: usize) {
+    // SAFETY: `options` is NULL or `size` writable bytes (`# Safety`).
+    unsafe { sized::init(options, size) }
+}
+
+// SAFETY: `#[repr(C)]`, `size: usize` first; every field accepts any bit pattern
+// a C caller can write except `strict_bundle` and `publish_events`, C `bool`s (0 or 1).
+unsafe impl sized::SizedOptions for emq_connect_options {
+    const NAME: &'static str = "emq_connect_options";
+    fn defaults() -> Self {
+        emq_connect_options_default()
+    }
+    fn set_size(&mut self, size: usize) {
+        self.size = size;
     }
 }
 
@@ -177,8 +208,9 @@ pub unsafe extern "C" fn emq_connect(
         *out = std::ptr::null_mut();
         // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
         let url = unsafe { opt_str_arg(url, "url") }?;
-        // SAFETY: the options pointer is NULL or points to a valid options struct (`# Safety`).
-        let options = match unsafe { options.as_ref() } {
+        // SAFETY: the options pointer is NULL or points to a valid options struct
+        // of the size it states (`# Safety`).
+        let options = match unsafe { sized::read(options) }? {
             None => ConnectOptions::default(),
             // SAFETY: the options' strings are NULL or NUL-terminated (`# Safety`).
             Some(o) => unsafe { o.to_core() }?,
@@ -619,8 +651,8 @@ pub unsafe extern "C" fn emq_retry(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
-        let out = unsafe { out_arg(out, "out") }?;
+        // Written, never read: the caller's initial value need not be an outcome.
+        let out = out_slot(out, "out")?;
         // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
         let outcome = unsafe { client_arg(client) }?.retry(
             // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
@@ -633,10 +665,12 @@ pub unsafe extern "C" fn emq_retry(
             // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
             unsafe { str_arg(error, "error") }?,
         )?;
-        *out = match outcome {
+        let outcome = match outcome {
             RetryOutcome::Scheduled => EMQ_RETRY_SCHEDULED,
             RetryOutcome::Dead => EMQ_RETRY_DEAD,
         };
+        // SAFETY: `out` is valid for writes (`# Safety`); `write` does not read the old value.
+        unsafe { out.as_ptr().write(outcome) };
         Ok(())
     })
 }

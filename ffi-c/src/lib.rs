@@ -24,6 +24,7 @@ mod features;
 mod guard;
 mod observe;
 mod pure;
+mod sized;
 mod status;
 mod types;
 mod worker;

@@ -22,19 +22,27 @@ pub const EMQ_KEY_META: emq_key_type = 4;
 pub const EMQ_KEY_LIMITER: emq_key_type = 5;
 
 /// What a key is, by parse (`EMQ_CLASS_*`).
-pub type emq_key_class = i32;
-/// `emq:{q}:<type>`
-pub const EMQ_CLASS_QUEUE: emq_key_class = 0;
-/// `emq:{q}:job:<id>`
-pub const EMQ_CLASS_JOB: emq_key_class = 1;
-/// `emq:{q}:metrics:<completed|failed>`
-pub const EMQ_CLASS_METRIC: emq_key_class = 2;
-/// `{emq}:<member>`
-pub const EMQ_CLASS_RESERVE: emq_key_class = 3;
-/// Anything the key grammar does not produce.
-pub const EMQ_CLASS_UNCLASSIFIED: emq_key_class = 4;
-/// `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
-pub const EMQ_CLASS_DEDUP: emq_key_class = 5;
+///
+/// An answer-only enum: the library writes it, C reads it, so a Rust enum is
+/// sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+/// a value an older header does not name is still a valid `int32_t`.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum emq_key_class {
+    /// `emq:{q}:<type>`
+    EMQ_CLASS_QUEUE = 0,
+    /// `emq:{q}:job:<id>`
+    EMQ_CLASS_JOB = 1,
+    /// `emq:{q}:metrics:<completed|failed>`
+    EMQ_CLASS_METRIC = 2,
+    /// `{emq}:<member>`
+    EMQ_CLASS_RESERVE = 3,
+    /// Anything the key grammar does not produce.
+    EMQ_CLASS_UNCLASSIFIED = 4,
+    /// `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
+    EMQ_CLASS_DEDUP = 5,
+}
+pub use emq_key_class::*;
 
 /// The parts of a branded id, from `emq_parse_id`.
 #[repr(C)]

@@ -50,11 +50,13 @@ _Static_assert(sizeof(emq_id_parts) == 24 && offsetof(emq_id_parts, node_id) == 
                    offsetof(emq_id_parts, snowflake) == 8,
                "emq_id_parts");
 _Static_assert(sizeof(emq_key_info) == 40 && offsetof(emq_key_info, member) == 32, "emq_key_info");
-_Static_assert(sizeof(emq_connect_options) == 56 && offsetof(emq_connect_options, strict_bundle) == 4 &&
-                   offsetof(emq_connect_options, client_name) == 8 &&
-                   offsetof(emq_connect_options, max_payload) == 32 &&
-                   offsetof(emq_connect_options, publish_events) == 40 &&
-                   offsetof(emq_connect_options, wire_version) == 48,
+_Static_assert(sizeof(emq_connect_options) == 64 && offsetof(emq_connect_options, size) == 0 &&
+                   offsetof(emq_connect_options, node_id) == 8 &&
+                   offsetof(emq_connect_options, strict_bundle) == 12 &&
+                   offsetof(emq_connect_options, client_name) == 16 &&
+                   offsetof(emq_connect_options, max_payload) == 40 &&
+                   offsetof(emq_connect_options, publish_events) == 48 &&
+                   offsetof(emq_connect_options, wire_version) == 56,
                "emq_connect_options");
 _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, token) == 24 &&
                    offsetof(emq_worker_event, duration_ms) == 48 && offsetof(emq_worker_event, count) == 56,
@@ -62,15 +64,23 @@ _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, toke
 _Static_assert(sizeof(emq_queue_event) == 56 && offsetof(emq_queue_event, field_count) == 40 &&
                    offsetof(emq_queue_event, json) == 48,
                "emq_queue_event");
-_Static_assert(sizeof(emq_worker_options) == 104 && offsetof(emq_worker_options, backoff) == 4 &&
-                   offsetof(emq_worker_options, lease_ms) == 8 &&
-                   offsetof(emq_worker_options, shutdown_grace_ms) == 56 &&
-                   offsetof(emq_worker_options, prefetch) == 64 &&
-                   offsetof(emq_worker_options, handler_batch) == 72 &&
-                   offsetof(emq_worker_options, dead_max_age_ms) == 80 &&
-                   offsetof(emq_worker_options, dead_max_len) == 88 &&
-                   offsetof(emq_worker_options, max_stalls) == 96,
+_Static_assert(sizeof(emq_worker_options) == 112 && offsetof(emq_worker_options, size) == 0 &&
+                   offsetof(emq_worker_options, concurrency) == 8 &&
+                   offsetof(emq_worker_options, backoff) == 12 &&
+                   offsetof(emq_worker_options, lease_ms) == 16 &&
+                   offsetof(emq_worker_options, shutdown_grace_ms) == 64 &&
+                   offsetof(emq_worker_options, prefetch) == 72 &&
+                   offsetof(emq_worker_options, handler_batch) == 80 &&
+                   offsetof(emq_worker_options, dead_max_age_ms) == 88 &&
+                   offsetof(emq_worker_options, dead_max_len) == 96 &&
+                   offsetof(emq_worker_options, max_stalls) == 104,
                "emq_worker_options");
+/* The answer enums keep the int32_t ABI of the typedefs they replaced. */
+_Static_assert(sizeof(emq_job_state) == 4 && sizeof(emq_retry_outcome) == 4 &&
+                   sizeof(emq_key_class) == 4 && sizeof(emq_settled) == 4 &&
+                   sizeof(emq_worker_event_kind) == 4 && EMQ_STATE_DEAD == 3 &&
+                   EMQ_EVENT_CLOSED == 9 && EMQ_SETTLED_DEAD == 2,
+               "answer enums");
 _Static_assert(sizeof(emq_string_list) == 16 && offsetof(emq_string_list, len) == 8, "emq_string_list");
 _Static_assert(sizeof(emq_stats) == 80 && offsetof(emq_stats, in_flight) == 40 &&
                    offsetof(emq_stats, released) == 72,
@@ -865,6 +875,65 @@ static void test_sigkilled_worker_job_is_recovered(void) {
     emq_client_free(c);
 }
 
+/* Issue #17: option structs grow. A program built against an older, smaller
+ * struct passes its own sizeof; the library reads only those bytes and keeps
+ * its defaults for the rest. The bytes after the old struct are filled with
+ * 0xFF here: read as fields they would be an invalid idle_max_ms / a wild
+ * client_name pointer, so success proves they were not read. */
+struct old_worker_options { size_t size; uint32_t concurrency; int32_t backoff; uint64_t lease_ms; };
+struct old_connect_options { size_t size; int32_t node_id; bool strict_bundle; };
+
+static void test_growable_options(void) {
+    emq_error *err = NULL;
+    union { struct old_worker_options o; unsigned char raw[sizeof(emq_worker_options) + 16]; } w;
+    memset(w.raw, 0xFF, sizeof w.raw);
+    emq_worker_options_init((emq_worker_options *)&w.o, sizeof w.o);
+    CHECK(w.o.size == sizeof w.o && w.o.concurrency == 10 && w.o.lease_ms == 30000);
+    CHECK(w.raw[sizeof w.o] == 0xFF); /* init wrote only the caller's bytes */
+    w.o.concurrency = 2;
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_worker *worker = NULL;
+    CHECK(ok(emq_worker_new(c, "t.grow", (emq_worker_options *)&w.o, count_handler, NULL, &worker,
+                            &err),
+             err));
+    emq_worker_free(worker);
+    w.o.concurrency = 0; /* the fields the old struct has are read */
+    CHECK(emq_worker_new(c, "t.grow", (emq_worker_options *)&w.o, count_handler, NULL, &worker,
+                         NULL) == EMQ_ERR_INVALID_ARGUMENT);
+
+    union { struct old_connect_options o; unsigned char raw[sizeof(emq_connect_options) + 16]; } co;
+    memset(co.raw, 0xFF, sizeof co.raw);
+    emq_connect_options_init((emq_connect_options *)&co.o, sizeof co.o);
+    co.o.node_id = 7;
+    emq_client *old = NULL;
+    CHECK(ok(emq_connect(g_url, (emq_connect_options *)&co.o, &old, &err), err));
+    uint16_t node = 0;
+    CHECK(ok(emq_client_node_id(old, &node, &err), err) && node == 7);
+    emq_client_free(old);
+
+    /* A newer, larger struct: fields this library does not know must be zero. */
+    struct { emq_connect_options o; uint64_t future; } newer;
+    emq_connect_options_init(&newer.o, sizeof newer);
+    CHECK(newer.o.size == sizeof newer && newer.future == 0 && newer.o.node_id == -1);
+    emq_client *n = NULL;
+    CHECK(ok(emq_connect(g_url, &newer.o, &n, &err), err));
+    emq_client_free(n);
+    newer.future = 1;
+    CHECK(emq_connect(g_url, &newer.o, &n, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(err && strstr(err->message, "does not know") != NULL);
+    emq_error_free(err);
+    err = NULL;
+
+    /* A struct never initialised (size 0) is refused, not guessed at. */
+    emq_connect_options zero;
+    memset(&zero, 0, sizeof zero);
+    CHECK(emq_connect(g_url, &zero, &n, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(err && strstr(err->message, "emq_connect_options_init") != NULL);
+    emq_error_free(err);
+    emq_client_free(c);
+}
+
 /* ---- job features (issue #13): wire 2.0.0 / 2.1.0, stall cap, dedup ---- */
 
 static void test_wire_2_0_0_refuses_2_1_0_verbs(void) {
@@ -1264,7 +1333,8 @@ static void test_operator_verbs(void) {
     emq_error_free(err);
     CHECK(emq_queues(c, NULL, NULL) == EMQ_ERR_NULL_POINTER);
 
-    emq_worker_options wo = emq_worker_options_default();
+    emq_worker_options wo;
+    emq_worker_options_init(&wo, sizeof wo);
     CHECK(wo.dead_max_age_ms == 0 && wo.dead_max_len == EMQ_DEAD_KEEP_ALL);
     emq_client_free(c);
 }
@@ -1317,6 +1387,7 @@ int main(int argc, char **argv) {
     run_test("failing handler: retried then dead with its message", test_failing_handler_retries_then_dead);
     run_test("worker argument checks", test_worker_arguments);
     run_test("hardened edges: node ids, redacted URLs, ranges, closed clients", test_hardened_edges);
+    run_test("option structs grow: older and newer sizes", test_growable_options);
     run_test("heartbeats keep a handler 3x the lease from being reaped", test_heartbeat_outlives_the_lease);
     run_test("graceful stop leaves nothing in active", test_graceful_stop_leaves_nothing_active);
     run_test("a SIGKILLed worker's job is recovered with token 2", test_sigkilled_worker_job_is_recovered);
