@@ -23,6 +23,8 @@ export declare const ErrorCode: {
   readonly JOB_ACTIVE: 'EMQ_JOB_ACTIVE'
   readonly BUNDLE_MISMATCH: 'EMQ_BUNDLE_MISMATCH'
   readonly CLOSED: 'EMQ_CLOSED'
+  readonly UNAVAILABLE: 'EMQ_UNAVAILABLE'
+  readonly NOT_DURABLE: 'EMQ_NOT_DURABLE'
   readonly PARTIAL_BATCH: 'EMQ_PARTIAL_BATCH'
   readonly INTERNAL: 'EMQ_INTERNAL'
 }
@@ -71,7 +73,7 @@ export declare class EchoMQError extends Error {
   constructor(
     message: string,
     code: ErrorCode,
-    details?: { found?: string; word?: string; items?: BatchItem[]; cause?: unknown }
+    details?: { found?: string; word?: string; items?: BatchItem[]; id?: string; cause?: unknown }
   )
   readonly name: 'EchoMQError'
   readonly code: ErrorCode
@@ -81,6 +83,8 @@ export declare class EchoMQError extends Error {
   readonly found?: string
   /** `EMQ_PROTOCOL`: the unknown `EMQ*` class word the server sent. */
   readonly word?: string
+  /** `EMQ_NOT_DURABLE`: the id of the job written on the master but not confirmed by enough replicas. */
+  readonly id?: string
   /**
    * `EMQ_PARTIAL_BATCH`: every payload's pre-minted id and whether it was
    * written; resend the others with `enqueueWithId` (exact).
@@ -112,6 +116,10 @@ export interface ConnectOptions {
   maxPayload?: number
   /** Make a script-bundle mismatch a connect error. Default false. */
   strictBundle?: boolean
+  /** Durable writes: WAIT for this many replicas after every enqueue verb and complete; fewer answers EMQ_NOT_DURABLE (err.id). Default 0. */
+  waitReplicas?: number
+  /** How long one WAIT may block, ms. Default 1000. */
+  waitTimeoutMs?: number
 }
 
 export interface Enqueued {

@@ -43,6 +43,7 @@ class EchoMQError extends Error {
     if (details && details.word !== undefined) this.word = details.word
     /** A partial batch: `[{id, state}]` per payload, state `written` / `not_written` / `unknown`. */
     if (details && details.items !== undefined) this.items = details.items
+    if (details && details.id !== undefined) this.id = details.id
   }
 }
 
@@ -57,7 +58,7 @@ class UnrecoverableError extends Error {
 function toEchoMQError(e) {
   if (e instanceof EchoMQError || e === null || typeof e !== 'object') return e
   if (STATUS.has(e.code)) {
-    return new EchoMQError(e.message, e.code, { found: e.found, word: e.word, items: e.items })
+    return new EchoMQError(e.message, e.code, { found: e.found, word: e.word, items: e.items, id: e.id })
   }
   if (NAPI_ARGUMENT_CODES.has(e.code)) {
     return new EchoMQError(e.message, ErrorCode.INVALID_ARGUMENT, { cause: e })
@@ -105,6 +106,8 @@ const CONNECT_OPTIONS = [
   'responseTimeoutMs',
   'maxPayload',
   'strictBundle',
+  'waitReplicas',
+  'waitTimeoutMs',
 ]
 const WORKER_OPTIONS = [
   'concurrency',

@@ -11,11 +11,12 @@ say "rust: format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-say "rust: core tests (each test starts its own $(server_version redis-server))"
+say "rust: core tests (each test starts its own $(server_version redis-server) or loopback cluster)"
 cargo test -p echomq
 
 # Every integration test file again, with the harness starting Valkey instead
-# (tls.rs keeps redis-server: the wheel's valkey-server is built without TLS).
+# (tls.rs keeps redis-server: the wheel's valkey-server is built without TLS;
+# tests/cluster.rs starts its loopback cluster on Valkey too).
 say "rust: core integration tests against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
 EMQ_TEST_SERVER="$VALKEY_SERVER" cargo test -p echomq --test '*'
 
@@ -24,7 +25,7 @@ EMQ_TEST_SERVER="$VALKEY_SERVER" cargo test -p echomq --test '*'
 say "rust: fuzz smoke (ids, keys, reply decoders)"
 bash scripts/fuzz.sh --smoke
 
-for suite in c python node bench-smoke; do
+for suite in c python cluster node bench-smoke; do
   if [ -f "scripts/test-$suite.sh" ]; then
     say "$suite"
     bash "scripts/test-$suite.sh"

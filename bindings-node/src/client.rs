@@ -19,6 +19,8 @@ pub struct ConnectOptionsJs {
     pub response_timeout_ms: Option<f64>,
     pub max_payload: Option<f64>,
     pub strict_bundle: Option<bool>,
+    pub wait_replicas: Option<f64>,
+    pub wait_timeout_ms: Option<f64>,
 }
 
 #[napi(object)]
@@ -137,6 +139,13 @@ fn connect_options(env: &Env, o: Option<ConnectOptionsJs>) -> Result<ConnectOpti
     }
     if let Some(strict) = o.strict_bundle {
         out.strict_bundle = strict;
+    }
+    if let Some(n) = o.wait_replicas {
+        out.wait_replicas = u32::try_from(uint(env, "waitReplicas", n)?)
+            .map_err(|_| crate::error::invalid_argument(env, "waitReplicas is too large"))?;
+    }
+    if let Some(ms) = o.wait_timeout_ms {
+        out.wait_timeout_ms = uint(env, "waitTimeoutMs", ms)?;
     }
     Ok(out)
 }

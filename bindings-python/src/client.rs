@@ -56,7 +56,8 @@ pub fn browse_args(
 
 #[pyfunction]
 #[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
-    response_timeout_ms=None, max_payload=None, strict_bundle=false))]
+    response_timeout_ms=None, max_payload=None, strict_bundle=false, wait_replicas=None,
+    wait_timeout_ms=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -67,6 +68,8 @@ pub fn connect(
     response_timeout_ms: Option<Bound<'_, PyAny>>,
     max_payload: Option<Bound<'_, PyAny>>,
     strict_bundle: bool,
+    wait_replicas: Option<Bound<'_, PyAny>>,
+    wait_timeout_ms: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Client> {
     let options = connect_options(
         node_id.as_ref(),
@@ -75,6 +78,7 @@ pub fn connect(
         response_timeout_ms.as_ref(),
         max_payload.as_ref(),
         strict_bundle,
+        (wait_replicas.as_ref(), wait_timeout_ms.as_ref()),
     )?;
     let inner = py
         .detach(|| blocking::Client::connect(&url, options))

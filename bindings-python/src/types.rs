@@ -103,6 +103,7 @@ pub fn connect_options(
     response_timeout_ms: Option<&Bound<'_, PyAny>>,
     max_payload: Option<&Bound<'_, PyAny>>,
     strict_bundle: bool,
+    (wait_replicas, wait_timeout_ms): (Option<&Bound<'_, PyAny>>, Option<&Bound<'_, PyAny>>),
 ) -> PyResult<echomq::ConnectOptions> {
     use echomq::defaults as core;
     let node_id = match node_id.filter(|n| !n.is_none()) {
@@ -128,6 +129,10 @@ pub fn connect_options(
         response_timeout: core::timeout_from_ms(response_ms),
         max_payload: count_or("max_payload", max_payload, core::MAX_PAYLOAD)?,
         strict_bundle,
+        // Beyond u32 no cluster has that many replicas: it can only answer NotDurable.
+        wait_replicas: u32::try_from(uint_or("wait_replicas", wait_replicas, 0)?)
+            .unwrap_or(u32::MAX),
+        wait_timeout_ms: uint_or("wait_timeout_ms", wait_timeout_ms, 1000)?,
     })
 }
 

@@ -359,6 +359,8 @@ def test_error_classes_follow_the_table():
         echomq.JobActiveError: "EMQ_JOB_ACTIVE",
         echomq.BundleMismatchError: "EMQ_BUNDLE_MISMATCH",
         echomq.ClosedError: "EMQ_CLOSED",
+        echomq.UnavailableError: "EMQ_UNAVAILABLE",
+        echomq.NotDurableError: "EMQ_NOT_DURABLE",
     }
     for cls, code in table.items():
         assert issubclass(cls, echomq.EchoMQError)

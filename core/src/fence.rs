@@ -1,7 +1,9 @@
 //! The version fence and the bundle record (PROTOCOL.md §6). Both run on a
-//! fresh connection before it is handed to any caller.
+//! fresh connection before it is handed to any caller, and again on a
+//! cluster connection after a node's connection ended. In a cluster both
+//! keys hash to slot 9051, so both run on the master that owns it.
 
-use redis::aio::MultiplexedConnection;
+use redis::aio::ConnectionLike;
 use redis::AsyncCommands;
 
 use crate::error::{Error, Result};
@@ -11,7 +13,7 @@ use crate::PROTOCOL_VERSION;
 
 /// GET the version; claim it with SET NX on a fresh keyspace and read it back;
 /// refuse any other value with the typed fence error. Sends nothing else.
-pub(crate) async fn fence(conn: &mut MultiplexedConnection) -> Result<()> {
+pub(crate) async fn fence<C: ConnectionLike + Send + Sync>(conn: &mut C) -> Result<()> {
     let found: Option<String> = conn.get(VERSION_KEY).await?;
     let found = match found {
         Some(v) => v,
@@ -46,7 +48,9 @@ pub struct BundleMismatch {
 
 /// Record our bundle with HSETNX and report every field that already holds a
 /// different SHA. Also loads every script so pipelines rarely meet NOSCRIPT.
-pub(crate) async fn record_bundle(conn: &mut MultiplexedConnection) -> Result<Vec<BundleMismatch>> {
+pub(crate) async fn record_bundle<C: ConnectionLike + Send + Sync>(
+    conn: &mut C,
+) -> Result<Vec<BundleMismatch>> {
     let mut fields: Vec<(&str, &str)> = scripts::all().iter().map(|s| (s.name, s.sha1())).collect();
     fields.push(("bundle", scripts::bundle_sha1()));
 

@@ -11,6 +11,7 @@
 //! - [`worker`]: the worker runtime (claim, run, heartbeat, settle, pumps)
 
 mod client;
+mod conn;
 pub mod defaults;
 mod error;
 mod fence;

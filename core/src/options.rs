@@ -24,6 +24,12 @@ pub struct ConnectOptions {
     pub max_payload: usize,
     /// Make a script-bundle mismatch a connect error instead of a logged condition.
     pub strict_bundle: bool,
+    /// Durable writes: after every enqueue verb and `complete`, `WAIT` until
+    /// this many replicas hold the write, else answer
+    /// [`crate::ErrorKind::NotDurable`]. Default 0 (no `WAIT`).
+    pub wait_replicas: u32,
+    /// How long one `WAIT` may block. Default 1000 ms.
+    pub wait_timeout_ms: u64,
 }
 
 impl Default for ConnectOptions {
@@ -35,6 +41,8 @@ impl Default for ConnectOptions {
             response_timeout: defaults::timeout_from_ms(defaults::RESPONSE_TIMEOUT_MS),
             max_payload: defaults::MAX_PAYLOAD,
             strict_bundle: false,
+            wait_replicas: 0,
+            wait_timeout_ms: 1000,
         }
     }
 }

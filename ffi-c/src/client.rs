@@ -38,6 +38,11 @@ pub struct emq_connect_options {
     pub response_timeout_ms: u64,
     /// Largest payload accepted before the wire, in bytes. Default 16 MiB.
     pub max_payload: u64,
+    /// Durable writes: `WAIT` for this many replicas after every enqueue verb
+    /// and complete; fewer answers `EMQ_ERR_NOT_DURABLE`. Default 0 (no WAIT).
+    pub wait_replicas: u32,
+    /// How long one `WAIT` may block, ms. Default 1000.
+    pub wait_timeout_ms: u64,
 }
 
 /// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not strict).
@@ -51,6 +56,8 @@ pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
         connect_timeout_ms: d.connect_timeout.as_millis() as u64,
         response_timeout_ms: d.response_timeout.map_or(0, |t| t.as_millis() as u64),
         max_payload: d.max_payload as u64,
+        wait_replicas: d.wait_replicas,
+        wait_timeout_ms: d.wait_timeout_ms,
     }
 }
 
@@ -73,6 +80,8 @@ impl emq_connect_options {
             response_timeout: emq_core::defaults::timeout_from_ms(self.response_timeout_ms),
             max_payload: usize::try_from(self.max_payload).unwrap_or(usize::MAX),
             strict_bundle: self.strict_bundle,
+            wait_replicas: self.wait_replicas,
+            wait_timeout_ms: self.wait_timeout_ms,
         })
     }
 }

@@ -74,8 +74,9 @@ fn struct_layouts_lp64() {
     layout!(emq_id_parts, 24, 8, ns => 0, node_id => 4, snowflake => 8, minted_at_ms => 16);
     layout!(emq_key_info, 40, 8, key_class => 0, queue => 8, key_type => 16, id => 24,
         member => 32);
-    layout!(emq_connect_options, 40, 8, node_id => 0, strict_bundle => 4, client_name => 8,
-        connect_timeout_ms => 16, response_timeout_ms => 24, max_payload => 32);
+    layout!(emq_connect_options, 56, 8, node_id => 0, strict_bundle => 4, client_name => 8,
+        connect_timeout_ms => 16, response_timeout_ms => 24, max_payload => 32,
+        wait_replicas => 40, wait_timeout_ms => 48);
     layout!(emq_worker_options, 80, 8, concurrency => 0, backoff => 4, lease_ms => 8,
         max_attempts => 16, backoff_base_ms => 24, backoff_cap_ms => 32,
         pump_interval_ms => 40, idle_max_ms => 48, shutdown_grace_ms => 56,

@@ -13,6 +13,8 @@ struct Args {
     concurrency: usize,
     rate: f64,
     payload_size: usize,
+    /// Durable writes (`ConnectOptions::wait_replicas`); 0 = off.
+    wait_replicas: u32,
 }
 
 fn parse_args() -> Args {
@@ -28,6 +30,7 @@ fn parse_args() -> Args {
         concurrency: 50,
         rate: 2_000.0,
         payload_size: 100,
+        wait_replicas: 0,
     };
     while let Some(flag) = it.next() {
         let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
@@ -38,6 +41,7 @@ fn parse_args() -> Args {
             "--concurrency" => a.concurrency = value.parse().expect("--concurrency"),
             "--rate" => a.rate = value.parse().expect("--rate"),
             "--payload-size" => a.payload_size = value.parse().expect("--payload-size"),
+            "--wait-replicas" => a.wait_replicas = value.parse().expect("--wait-replicas"),
             other => panic!("unknown flag {other}"),
         }
     }
@@ -142,9 +146,11 @@ fn bench_worker(
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let a = parse_args();
-    let client = Client::connect(&a.url, ConnectOptions::default())
-        .await
-        .expect("connect");
+    let options = ConnectOptions {
+        wait_replicas: a.wait_replicas,
+        ..ConnectOptions::default()
+    };
+    let client = Client::connect(&a.url, options).await.expect("connect");
     match a.workload.as_str() {
         "enqueue-single" => {
             let start = Instant::now();

@@ -160,6 +160,8 @@ async def connect_async(
     response_timeout_ms: Optional[int] = None,
     max_payload: Optional[int] = None,
     strict_bundle: bool = False,
+    wait_replicas: int = 0,
+    wait_timeout_ms: int = 1000,
 ) -> AsyncClient:
     """Connect (and fence) without blocking the running loop. Omitted options
     take the core's defaults (``echomq.defaults()``)."""
@@ -171,6 +173,8 @@ async def connect_async(
         response_timeout_ms=response_timeout_ms,
         max_payload=max_payload,
         strict_bundle=strict_bundle,
+        wait_replicas=wait_replicas,
+        wait_timeout_ms=wait_timeout_ms,
     )
     return AsyncClient(native)
 

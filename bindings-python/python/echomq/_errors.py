@@ -27,6 +27,8 @@ __all__ = [
     "JobActiveError",
     "BundleMismatchError",
     "ClosedError",
+    "UnavailableError",
+    "NotDurableError",
     "PartialBatchError",
     "InternalError",
     "Unrecoverable",
@@ -155,6 +157,26 @@ class ClosedError(EchoMQError):
     code = "EMQ_CLOSED"
 
 
+class UnavailableError(EchoMQError):
+    """A transient server state (loading, busy, failover, slot migration)
+    outlasted the retries inside the response timeout. The request did not
+    run; sending it again is safe."""
+
+    code = "EMQ_UNAVAILABLE"
+
+
+class NotDurableError(EchoMQError):
+    """The write happened on the master but fewer than ``wait_replicas``
+    replicas acknowledged it in time; a failover now may lose it. ``.id`` is
+    the job's id (re-enqueue with that id to be sure: it is idempotent)."""
+
+    code = "EMQ_NOT_DURABLE"
+
+    def __init__(self, message: str = "", code: Optional[str] = None, id: str = "") -> None:  # noqa: A002
+        super().__init__(message, code)
+        self.id = id
+
+
 class PartialBatchError(EchoMQError):
     """A batch (``enqueue_many``) lost its connection part way. ``.items`` is
     one ``(id, state)`` per payload, in order, with state ``"written"``,
@@ -204,6 +226,8 @@ _BY_CODE: Dict[str, Type[EchoMQError]] = {
         JobActiveError,
         BundleMismatchError,
         ClosedError,
+        UnavailableError,
+        NotDurableError,
         PartialBatchError,
         InternalError,
     )
@@ -224,6 +248,8 @@ def _from_native(
         return VersionFenceError(message, found=detail or "")
     if cls is ProtocolError:
         return ProtocolError(message, word=detail or "")
+    if cls is NotDurableError:
+        return NotDurableError(message, id=detail or "")
     if cls is EchoMQError:
         return EchoMQError(message, code)
     return cls(message)

@@ -197,6 +197,8 @@ def connect(
     response_timeout_ms: Optional[int] = None,
     max_payload: Optional[int] = None,
     strict_bundle: bool = False,
+    wait_replicas: int = 0,
+    wait_timeout_ms: int = 1000,
 ) -> Client:
     """Connect (and fence) a blocking client."""
 
@@ -209,6 +211,8 @@ def connect_async(
     response_timeout_ms: Optional[int] = None,
     max_payload: Optional[int] = None,
     strict_bundle: bool = False,
+    wait_replicas: int = 0,
+    wait_timeout_ms: int = 1000,
 ) -> asyncio.Future[NativeAsyncClient]: ...
 
 @final
