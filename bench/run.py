@@ -183,6 +183,14 @@ def drive(system: System, r: Redis, workload: str, n: int, timeout: float, **opt
     return json.loads(lines[-1])
 
 
+# The process figures that measure observability's cost (EchoMQ drivers only): the
+# extra driver flags of each.
+EVENT_FIGURES = {
+    "process c=50 events off": {"events": "off"},
+    "process c=50 listeners": {"listeners": "on"},
+}
+
+
 def timed_run(system: System, r: Redis, workload: str, n: int, concurrency: int, rate: int,
               timeout: float) -> Result:
     res = Result(system.name, workload)
@@ -197,7 +205,7 @@ def timed_run(system: System, r: Redis, workload: str, n: int, concurrency: int,
         waiting = system.waiting(r)
         if waiting not in (-1, n):
             res.note = f"prefill left {waiting} waiting, expected {n}; "
-        answer = drive(system, r, "process", n, timeout, concurrency=concurrency)
+        answer = drive(system, r, "process", n, timeout, concurrency=concurrency, **EVENT_FIGURES.get(workload, {}))
     elif workload == "latency":
         answer = drive(system, r, "latency", n, timeout, rate=rate)
     else:
@@ -410,6 +418,11 @@ def targets(s) -> list[str]:
     for lang in ("rust", "python", "node", "c"):
         v = med("process c=1", f"echomq-{lang}")
         check(f"process c=1 {lang} ≥ 1.5 × BullMQ", v / bull["process c=1"] if v and bull["process c=1"] else None, 1.5)
+    for lang in ("rust", "python", "node", "c"):
+        on, off = med("process c=50", f"echomq-{lang}"), med("process c=50 events off", f"echomq-{lang}")
+        check(f"process c=50 {lang}: events on ≥ 0.95 × off", on / off if on and off else None, 0.95)
+        heard = med("process c=50 listeners", f"echomq-{lang}")
+        check(f"process c=50 {lang}: with listeners ≥ 0.95 × without", heard / on if heard and on else None, 0.95)
     ours, theirs = mem("memory per pending job", "echomq-rust"), mem("memory per pending job", "bullmq-node")
     check("memory per pending job: BullMQ ÷ EchoMQ ≥ 1", theirs / ours if ours and theirs else None, 1.0)
     ours, theirs = mem("memory held after processing", "echomq-rust"), mem("memory held after processing", "bullmq-node")
@@ -473,6 +486,7 @@ def main() -> int:
     ap.add_argument("--latency-n", type=int, default=10_000)
     ap.add_argument("--rate", type=int, default=2_000)
     ap.add_argument("--only", default="", help="comma-separated system names")
+    ap.add_argument("--figures", default="", help="comma-separated figure names (skips the memory runs)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--render", help="re-render the report and chart from a saved <date>.json")
     args = ap.parse_args()
@@ -493,7 +507,11 @@ def main() -> int:
     r = Redis()
     started = time.time()
     results: list[Result] = []
-    figures = [("enqueue-single", 1), ("enqueue-bulk", 1), ("process c=1", 1), ("process c=50", 50), ("latency", 50)]
+    figures = [("enqueue-single", 1), ("enqueue-bulk", 1), ("process c=1", 1), ("process c=50", 50),
+               # EchoMQ only: the cost of queue events (publishing off) and of worker event listeners.
+               ("process c=50 events off", 50), ("process c=50 listeners", 50), ("latency", 50)]
+    if args.figures:
+        figures = [f for f in figures if f[0] in args.figures.split(",")]
     total = args.rounds * (len(figures) * len(runnable) + 2) + 2 * len(runnable)
     done = 0
     try:
@@ -504,6 +522,8 @@ def main() -> int:
                 results.append(ceiling(r, pipeline, max(args.n * 10, 2_000)))
             for workload, conc in figures:
                 for s in runnable:
+                    if workload in EVENT_FIGURES and s.kind != "echomq":
+                        continue
                     done += 1
                     n = args.latency_n if workload == "latency" else args.n
                     log(f"[{done}/{total}] round {rnd}: {s.name} {workload}")
@@ -516,7 +536,7 @@ def main() -> int:
                         log(f"    p50 {res.p50} ms, p99 {res.p99} ms")
                     else:
                         log(f"    {res.jobs} jobs in {res.seconds:.2f} s = {res.rate:,.0f}/s")
-        for process in (False, True):
+        for process in (False, True) if not args.figures else ():
             for s in runnable:
                 done += 1
                 log(f"[{done}/{total}] {s.name} {'memory after processing' if process else 'memory per pending job'}")

@@ -3,6 +3,8 @@
 
 /// <reference types="node" />
 
+import { EventEmitter } from 'node:events'
+
 // ---- errors -------------------------------------------------------------------
 
 /** The stable error codes: exactly the core's `ErrorKind::code()` values. */
@@ -116,6 +118,8 @@ export interface ConnectOptions {
   maxPayload?: number
   /** Make a script-bundle mismatch a connect error. Default false. */
   strictBundle?: boolean
+  /** Publish queue events on `emq:{q}:events` after each transition (default true). */
+  publishEvents?: boolean
   /** Durable writes: WAIT for this many replicas after every enqueue verb and complete; fewer answers EMQ_NOT_DURABLE (err.id). Default 0. */
   waitReplicas?: number
   /** How long one WAIT may block, ms. Default 1000. */
@@ -229,10 +233,81 @@ export declare class Client {
   isPaused(queue: string): Promise<boolean>
   requeueDead(queue: string, id: string): Promise<void>
   remove(queue: string, id: string): Promise<void>
+  /** Every queue of the deployment (SCAN over the key grammar), sorted. */
+  queues(): Promise<string[]>
+  /** Delete waiting jobs (pending; scheduled too when asked), oldest first; active jobs survive. */
+  drain(queue: string, includeScheduled?: boolean, limit?: number | null): Promise<number>
+  /** Delete dead jobs (rows and logs), oldest first; only those older than `olderThanMs` when given. */
+  purgeDead(queue: string, olderThanMs?: number | null, limit?: number | null): Promise<number>
+  /** Put dead jobs back to pending, oldest first, as `requeueDead` does. */
+  requeueAllDead(queue: string, limit?: number | null): Promise<number>
   bundleMismatches(): Promise<BundleMismatch[]>
   /** Later calls reject with `EMQ_CLOSED`. */
   close(): Promise<void>
+  /** Subscribe to `emq:{q}:events` on a connection of its own; resolves once subscribed. */
+  subscribe(queue: string): Promise<Subscription>
+  /** Wait for job `id` to complete or go dead (rejects `EMQ_TIMEOUT` after `timeoutMs`). */
+  waitFor(queue: string, id: string, timeoutMs: number): Promise<Settled>
+  /** Prometheus text exposition for `queues`. */
+  metricsText(queues: string[]): Promise<string>
 }
+
+// ---- observability ----------------------------------------------------------------
+
+/** How a waited-on job ended. */
+export interface Settled {
+  state: 'completed' | 'dead'
+  /** The job's `last_error` when dead. */
+  error: string | null
+}
+
+/** One message of `emq:{q}:events` (all values strings). */
+export interface QueueEvent {
+  queue: string
+  /** `added`, `active`, `completed`, `retried`, `dead`, `removed`, `requeued`, `paused`, `resumed`, ... */
+  event: string
+  /** The job id; `''` for queue-wide events. */
+  job: string
+  /** Every other field: `token`, `attempts`, `error`, `delay_ms`, `run_at_ms`, ... */
+  fields: Record<string, string>
+}
+
+/**
+ * A live subscription: emits `'event'` for every message and the message's own
+ * name (`'completed'`, ...), then `'end'`; also `for await (const e of sub)`.
+ * Keeps the process alive until `close()`.
+ */
+export declare class Subscription extends EventEmitter implements AsyncIterable<QueueEvent> {
+  readonly queue: string
+  close(): Promise<void>
+  [Symbol.asyncIterator](): AsyncIterableIterator<QueueEvent>
+}
+
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
+
+export interface LogRecord {
+  level: Exclude<LogLevel, 'off'>
+  /** The Rust module that logged, e.g. `echomq::worker::run`. */
+  target: string
+  message: string
+}
+
+/**
+ * Receive core log records at or above `minLevel` (default `'warn'`) on the JS
+ * thread; `null` restores the default (warnings and errors to stderr).
+ */
+export declare function setLogHandler(handler: ((record: LogRecord) => void) | null, minLevel?: LogLevel): void
+
+/**
+ * Register EchoMQ's gauges and counters for `queues` in a prom-client registry
+ * (pass the `prom-client` module; default registry unless `options.registry`).
+ */
+export declare function promClientCollector(
+  promClient: unknown,
+  client: Client,
+  queues: string[],
+  options?: { registry?: unknown }
+): unknown[]
 
 // ---- worker -------------------------------------------------------------------
 
@@ -267,6 +342,10 @@ export interface WorkerOptions {
    * their slots free when the whole batch is done). Default 1.
    */
   handlerBatch?: number
+  /** Dead-set retention: the pump deletes dead jobs minted longer ago than this. Default: keep all. */
+  deadMaxAgeMs?: number
+  /** Dead-set retention: the pump keeps at most this many dead jobs (oldest go first). Default: keep all. */
+  deadMaxLen?: number
 }
 
 export interface WorkerStats {
@@ -289,7 +368,28 @@ export interface WorkerStats {
 /** Resolve = done; throw / reject = retry with backoff; throw `UnrecoverableError` = dead now. */
 export type Handler = (job: Job) => unknown | Promise<unknown>
 
-export declare class Worker {
+/** A worker event; fields that do not fit the event are absent. */
+export interface WorkerEvent {
+  name: 'active' | 'completed' | 'failed' | 'dead' | 'leaseLost' | 'stalled' | 'drained' | 'closed'
+  id?: string
+  token?: number
+  error?: string
+  /** `failed`: ms until the next attempt; `null` when the job went dead. */
+  retryInMs?: number | null
+  durationMs?: number
+  /** `stalled`: jobs the reap pump returned to pending. */
+  count?: number
+}
+
+/** Core worker event name → the Worker's EventEmitter event name. */
+export declare const WORKER_EVENTS: Readonly<Record<string, string>>
+
+/**
+ * A worker; an EventEmitter of `active`, `completed`, `failed`, `dead`,
+ * `leaseLost`, `stalled`, `drained`, `closed` (a `WorkerEvent`) and `error`
+ * (an `EchoMQError`; dropped when nobody listens). Attach listeners before `run()`.
+ */
+export declare class Worker extends EventEmitter {
   constructor(client: Client, queue: string, handler: Handler, options?: WorkerOptions)
   /** Claim and process until `close()`; resolves after the graceful drain. */
   run(): Promise<void>

@@ -6,6 +6,7 @@
 // (3) wraps a worker handler so its outcome reaches the core as data.
 'use strict'
 
+const { EventEmitter } = require('node:events')
 const native = require('./native.js').load()
 
 // ---- errors -----------------------------------------------------------------
@@ -106,6 +107,7 @@ const CONNECT_OPTIONS = [
   'responseTimeoutMs',
   'maxPayload',
   'strictBundle',
+  'publishEvents',
   'waitReplicas',
   'waitTimeoutMs',
 ]
@@ -121,6 +123,8 @@ const WORKER_OPTIONS = [
   'shutdownGraceMs',
   'prefetch',
   'handlerBatch',
+  'deadMaxAgeMs',
+  'deadMaxLen',
 ]
 
 // Batch verdicts in `Promise.allSettled` shape.
@@ -201,6 +205,18 @@ class Client {
   job(queue, id) {
     return call(() => this[NATIVE].job(queue, id)).then(normalizeJob)
   }
+  queues() {
+    return call(() => this[NATIVE].queues())
+  }
+  drain(queue, includeScheduled = false, limit = null) {
+    return call(() => this[NATIVE].drain(queue, includeScheduled, limit))
+  }
+  purgeDead(queue, olderThanMs = null, limit = null) {
+    return call(() => this[NATIVE].purgeDead(queue, olderThanMs, limit))
+  }
+  requeueAllDead(queue, limit = null) {
+    return call(() => this[NATIVE].requeueAllDead(queue, limit))
+  }
   browse(queue, set, newestFirst = false, limit = undefined, range = null) {
     return call(() => this[NATIVE].browse(queue, set, newestFirst, limit, range))
   }
@@ -222,6 +238,29 @@ class Client {
   bundleMismatches() {
     return call(() => this[NATIVE].bundleMismatches())
   }
+  /** Subscribe to `emq:{q}:events` on a connection of its own; resolves once subscribed. */
+  subscribe(queue) {
+    return call(async () => {
+      const sub = new Subscription(queue)
+      sub[NATIVE] = await this[NATIVE].subscribe(
+        queue,
+        (event) => sub[DELIVER](event),
+        () => sub[END]()
+      )
+      return sub
+    })
+  }
+  /** Wait for job `id` to complete or go dead: `{state: 'completed'|'dead', error}`. */
+  waitFor(queue, id, timeoutMs) {
+    return call(() => this[NATIVE].waitFor(queue, id, timeoutMs)).then((s) => ({
+      state: s.state,
+      error: s.error === undefined ? null : s.error,
+    }))
+  }
+  /** Prometheus text exposition for `queues`. */
+  metricsText(queues) {
+    return call(() => this[NATIVE].metricsText(queues))
+  }
   /** Close the connection; later calls reject with `EMQ_CLOSED`. */
   close() {
     return call(() => this[NATIVE].close())
@@ -236,7 +275,109 @@ function connect(url, options) {
   })
 }
 
+// ---- queue events ---------------------------------------------------------------
+
+const DELIVER = Symbol('echomq.deliver')
+const END = Symbol('echomq.end')
+
+/**
+ * A live subscription to a queue's events. An EventEmitter: `'event'` for
+ * every message and the message's own name (`'added'`, `'completed'`, ...),
+ * then `'end'` after `close()`. Also an async iterator (`for await`). Like an
+ * open socket it keeps the process alive until `close()`.
+ */
+class Subscription extends EventEmitter {
+  #buffer = []
+  #waiting = []
+  #ended = false
+  #iterating = false
+
+  constructor(queue) {
+    super()
+    this.queue = queue
+  }
+
+  [DELIVER](event) {
+    if (event.event === 'error' || event.event === 'end') return // reserved names
+    this.emit('event', event)
+    this.emit(event.event, event)
+    const next = this.#waiting.shift()
+    if (next) next({ value: event, done: false })
+    else if (this.#iterating) this.#buffer.push(event)
+  }
+
+  [END]() {
+    if (this.#ended) return
+    this.#ended = true
+    for (const next of this.#waiting.splice(0)) next({ value: undefined, done: true })
+    this.emit('end')
+  }
+
+  /** Unsubscribe; resolves once the subscription has ended. */
+  close() {
+    if (this.#ended) return Promise.resolve()
+    const ended = new Promise((resolve) => this.once('end', resolve))
+    this[NATIVE].close()
+    return ended
+  }
+
+  [Symbol.asyncIterator]() {
+    this.#iterating = true
+    return {
+      next: () => {
+        if (this.#buffer.length > 0) return Promise.resolve({ value: this.#buffer.shift(), done: false })
+        if (this.#ended) return Promise.resolve({ value: undefined, done: true })
+        return new Promise((resolve) => this.#waiting.push(resolve))
+      },
+      return: async () => {
+        await this.close()
+        return { value: undefined, done: true }
+      },
+      [Symbol.asyncIterator]() {
+        return this
+      },
+    }
+  }
+}
+
+// ---- logs ---------------------------------------------------------------------
+
+/**
+ * Receive core log records: `handler({level, target, message})` for records
+ * at or above `minLevel` ('error', 'warn' (default), 'info', 'debug',
+ * 'trace', 'off'), called on the JS thread; the core never waits for it.
+ * `setLogHandler(null)` restores the default: warnings and errors to stderr.
+ */
+function setLogHandler(handler, minLevel) {
+  if (handler !== null && handler !== undefined && typeof handler !== 'function') {
+    throw invalidArgument('setLogHandler takes a function or null')
+  }
+  return callSync(() => native.setLogHandler(handler ?? null, minLevel ?? 'warn'))
+}
+
 // ---- worker -----------------------------------------------------------------
+
+/** The worker's event names, as EventEmitter events (core name → Node name). */
+const WORKER_EVENTS = Object.freeze({
+  active: 'active',
+  completed: 'completed',
+  failed: 'failed',
+  dead: 'dead',
+  lease_lost: 'leaseLost',
+  stalled: 'stalled',
+  error: 'error',
+  drained: 'drained',
+  closed: 'closed',
+})
+
+function workerEvent(e) {
+  const out = { name: WORKER_EVENTS[e.name] }
+  for (const key of ['id', 'token', 'error', 'code', 'retryInMs', 'durationMs', 'count']) {
+    if (e[key] !== undefined && e[key] !== null) out[key] = e[key]
+  }
+  if (e.name === 'failed' && out.retryInMs === undefined) out.retryInMs = null
+  return out
+}
 
 /** A handler failure as data for the core: `{message, fatal}`. */
 function failure(e) {
@@ -245,7 +386,7 @@ function failure(e) {
   return { message: String(message), fatal }
 }
 
-class Worker {
+class Worker extends EventEmitter {
   #native
   #running = null
 
@@ -257,6 +398,7 @@ class Worker {
    * @param options camelCase worker options
    */
   constructor(client, queue, handler, options) {
+    super()
     if (!(client instanceof Client)) throw invalidArgument('Worker needs a connected Client')
     if (typeof handler !== 'function') throw invalidArgument('Worker handler must be a function')
     const runOne = async (job) => {
@@ -273,10 +415,35 @@ class Worker {
     this.#native = callSync(() => client[NATIVE].worker(queue, dispatch, opts))
   }
 
-  /** Claim and process until `close()`; resolves after the graceful drain. */
+  /**
+   * Claim and process until `close()`; resolves after the graceful drain.
+   * Worker events go to the listeners attached before `run()` (none
+   * attached: no event crosses to JS at all). An `'error'` event with no
+   * listener is dropped, never thrown: it is logged by the core already.
+   */
   run() {
-    if (!this.#running) this.#running = call(() => this.#native.run())
+    if (!this.#running) {
+      this.#listen()
+      this.#running = call(() => this.#native.run())
+    }
     return this.#running
+  }
+
+  #listen() {
+    const wanted = Object.keys(WORKER_EVENTS).filter((n) => this.listenerCount(WORKER_EVENTS[n]) > 0)
+    if (wanted.length === 0) return
+    callSync(() =>
+      this.#native.onEvent(wanted, (raw) => {
+        const event = workerEvent(raw)
+        if (event.name === 'error') {
+          if (this.listenerCount('error') === 0) return
+          const error = new EchoMQError(event.error, event.code)
+          this.emit('error', error)
+          return
+        }
+        this.emit(event.name, event)
+      })
+    )
   }
 
   /** Stop claiming; resolves once in-flight jobs finished (within the grace period). */
@@ -304,6 +471,10 @@ module.exports = {
   connect,
   Client,
   Worker,
+  Subscription,
+  WORKER_EVENTS,
+  setLogHandler,
+  promClientCollector: (...args) => require('./prom.js').promClientCollector(...args),
   EchoMQError,
   UnrecoverableError,
   ErrorCode,

@@ -1,6 +1,13 @@
-// Loads the compiled addon: `echomq.<platform>-<arch>[-<abi>].node`, the name
-// `napi build --platform` gives it (e.g. echomq.linux-x64-gnu.node).
+// Loads the compiled addon, `echomq.<platform>-<arch>[-<abi>].node` (the name
+// `napi build --platform` gives it, e.g. echomq.linux-x64-gnu.node), from the
+// first place that has it:
+//   1. next to this file: built in the repository, or built from source by
+//      scripts/install.js where no prebuilt package fits;
+//   2. the platform package `echomq-<triple>` that npm installed from this
+//      package's optionalDependencies (the napi-rs convention; only the one
+//      matching this platform is installed). It must be this package's version.
 'use strict'
+const { existsSync } = require('node:fs')
 const { join } = require('node:path')
 
 function isMusl() {
@@ -21,22 +28,58 @@ function triple() {
   return `${platform}-${arch}`
 }
 
+/** Where a binary built in place lives. */
 function binaryPath() {
   return join(__dirname, `echomq.${triple()}.node`)
 }
 
-function load() {
-  const path = binaryPath()
+/** The npm package that carries the prebuilt binary for this platform. */
+function platformPackage() {
+  return `echomq-${triple()}`
+}
+
+/** The platform package's version, or null when it is not installed. */
+function platformPackageVersion() {
   try {
-    return require(path)
-  } catch (e) {
-    const err = new Error(
-      `echomq: cannot load the native addon ${path} (${e.message}). ` +
-        'Build it with `npm run build` inside bindings-node (needs Rust), or install a package packed on this platform.'
-    )
-    err.cause = e
-    throw err
+    return require(`${platformPackage()}/package.json`).version
+  } catch {
+    return null
   }
 }
 
-module.exports = { binaryPath, triple, load }
+function loadError(message, cause) {
+  const err = new Error(`echomq: ${message}`)
+  if (cause) err.cause = cause
+  return err
+}
+
+function load() {
+  const local = binaryPath()
+  if (existsSync(local)) {
+    try {
+      return require(local)
+    } catch (e) {
+      throw loadError(`cannot load the native addon ${local} (${e.message})`, e)
+    }
+  }
+  const pkg = platformPackage()
+  const found = platformPackageVersion()
+  const wanted = require('./package.json').version
+  if (found === null) {
+    throw loadError(
+      `no native addon for ${triple()}: neither ${local} nor the package ${pkg} is installed. ` +
+        `Reinstall echomq (npm installs ${pkg} when it exists for this platform), or build ` +
+        'from source with Rust installed (see docs/INSTALL.md).'
+    )
+  }
+  if (found !== wanted) {
+    throw loadError(`echomq ${wanted} needs ${pkg} ${wanted}, but ${found} is installed; reinstall both`)
+  }
+  try {
+    return require(pkg)
+  } catch (e) {
+    throw loadError(`cannot load the native addon from ${pkg} (${e.message})`, e)
+  }
+}
+
+module.exports = { binaryPath, platformPackage, platformPackageVersion, triple, load }

@@ -41,6 +41,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** The version of this header (the workspace version; `emq_version()` is the
+ * library's, and they agree when header and library come from one release). */
+#define EMQ_VERSION "0.1.0"
+#define EMQ_VERSION_MAJOR 0
+#define EMQ_VERSION_MINOR 1
+#define EMQ_VERSION_PATCH 0
+
 /**
  * The item's row exists: it was written; do not send it again.
  */
@@ -68,6 +75,11 @@
 #define EMQ_ID_BUF 15
 
 /**
+ * `emq_worker_options.dead_max_len`: no length bound.
+ */
+#define EMQ_DEAD_KEEP_ALL -1
+
+/**
  * `emq_worker_options.prefetch`: as many as `concurrency`.
  */
 #define EMQ_PREFETCH_CONCURRENCY -1
@@ -87,6 +99,12 @@ typedef struct emq_client emq_client;
  * the handler call). See `emq_handler_result_set_message`.
  */
 typedef struct emq_handler_result emq_handler_result;
+
+/**
+ * A live subscription (opaque): made by `emq_subscribe`, released by
+ * `emq_subscription_free`.
+ */
+typedef struct emq_subscription emq_subscription;
 
 /**
  * A worker over one queue (opaque). Made by `emq_worker_new`, released by
@@ -125,6 +143,10 @@ typedef struct emq_connect_options {
      * Largest payload accepted before the wire, in bytes. Default 16 MiB.
      */
     uint64_t max_payload;
+    /**
+     * Publish queue events on `emq:{q}:events` after each transition. Default true.
+     */
+    bool publish_events;
     /**
      * Durable writes: `WAIT` for this many replicas after every enqueue verb
      * and complete; fewer answers `EMQ_ERR_NOT_DURABLE`. Default 0 (no WAIT).
@@ -401,6 +423,110 @@ typedef struct emq_id_list {
 } emq_id_list;
 
 /**
+ * A log level (`EMQ_LOG_*`), most severe first.
+ */
+typedef int32_t emq_log_level;
+
+/**
+ * Receives one core log record. Called on the library's threads (several at
+ * once, possibly while another emq_* call runs); `target` (the Rust module,
+ * e.g. "echomq::worker::run") and `message` are valid only during the call.
+ * Must return quickly and must not call back into the library.
+ */
+typedef void (*emq_log_handler)(emq_log_level level,
+                                const char *target,
+                                const char *message,
+                                void *user_data);
+
+/**
+ * Which worker event (`EMQ_EVENT_*`).
+ */
+typedef int32_t emq_worker_event_kind;
+
+/**
+ * One worker event. Fields that do not fit the event are NULL / 0 / -1.
+ * Valid only during the callback.
+ */
+typedef struct emq_worker_event {
+    emq_worker_event_kind kind;
+    /**
+     * The failure's status (`EMQ_EVENT_ERROR`), else `EMQ_OK`.
+     */
+    emq_status error_status;
+    /**
+     * "active", "completed", ... (static storage).
+     */
+    const char *name;
+    /**
+     * The job id, or NULL.
+     */
+    const char *id;
+    uint64_t token;
+    /**
+     * The failure text, or NULL.
+     */
+    const char *error;
+    /**
+     * `EMQ_EVENT_FAILED`: ms until the next attempt; -1 otherwise (dead).
+     */
+    int64_t retry_in_ms;
+    /**
+     * How long the handler ran (completed / failed), in ms.
+     */
+    double duration_ms;
+    /**
+     * `EMQ_EVENT_STALLED`: how many jobs.
+     */
+    uint64_t count;
+} emq_worker_event;
+
+/**
+ * Receives a worker's events, on the worker's own threads, while it runs:
+ * it must return quickly and must not call blocking emq_* functions (they
+ * would stall the worker). Copy what you keep.
+ */
+typedef void (*emq_worker_event_handler)(const struct emq_worker_event *event,
+                                         void *user_data);
+
+/**
+ * One message of `emq:{q}:events`. Valid only during the callback.
+ */
+typedef struct emq_queue_event {
+    const char *queue;
+    /**
+     * "added", "active", "completed", "retried", "dead", "removed", ...
+     */
+    const char *event;
+    /**
+     * The job id; "" for queue-wide events ("paused", "resumed").
+     */
+    const char *job;
+    /**
+     * The other fields ("token", "attempts", "error", "delay_ms", ...):
+     * `field_count` names and values, index for index.
+     */
+    const char *const *field_names;
+    const char *const *field_values;
+    size_t field_count;
+    /**
+     * The whole message as published (a JSON object of strings).
+     */
+    const char *json;
+} emq_queue_event;
+
+/**
+ * Receives queue events, one call at a time, on a thread the subscription
+ * owns (so it may call any emq_* function). Copy what you keep.
+ */
+typedef void (*emq_queue_event_handler)(const struct emq_queue_event *event,
+                                        void *user_data);
+
+/**
+ * How a waited-on job ended (`EMQ_SETTLED_*`).
+ */
+typedef int32_t emq_settled;
+
+/**
  * The parts of a branded id, from `emq_parse_id`.
  */
 typedef struct emq_id_parts {
@@ -515,6 +641,16 @@ typedef struct emq_worker_options {
      * Default 1.
      */
     uint32_t handler_batch;
+    /**
+     * Dead-set retention by age: the pump deletes dead jobs minted longer
+     * ago than this. 0 (the default) keeps them.
+     */
+    uint64_t dead_max_age_ms;
+    /**
+     * Dead-set retention by length: the pump keeps at most this many dead
+     * jobs (the oldest go first). `EMQ_DEAD_KEEP_ALL` (-1, the default) keeps all.
+     */
+    int64_t dead_max_len;
 } emq_worker_options;
 
 /**
@@ -563,6 +699,80 @@ typedef struct emq_stats {
      */
     uint64_t released;
 } emq_stats;
+
+/**
+ * Queue names from `emq_queues`; release with `emq_string_list_free`
+ * (`items` is NULL when `len` is 0).
+ */
+typedef struct emq_string_list {
+    char **items;
+    size_t len;
+} emq_string_list;
+
+/**
+ * No records at all (as `min_level`).
+ */
+#define EMQ_LOG_OFF 0
+
+#define EMQ_LOG_ERROR 1
+
+#define EMQ_LOG_WARN 2
+
+#define EMQ_LOG_INFO 3
+
+#define EMQ_LOG_DEBUG 4
+
+#define EMQ_LOG_TRACE 5
+
+/**
+ * A handler started on a job (`id`, `token`).
+ */
+#define EMQ_EVENT_ACTIVE 1
+
+/**
+ * The job completed (`id`, `token`, `duration_ms`).
+ */
+#define EMQ_EVENT_COMPLETED 2
+
+/**
+ * The handler failed (`id`, `token`, `error`, `duration_ms`; `retry_in_ms`
+ * until the next attempt, or -1 when the job went dead).
+ */
+#define EMQ_EVENT_FAILED 3
+
+/**
+ * The job went dead (`id`, `token`, `error`).
+ */
+#define EMQ_EVENT_DEAD 4
+
+/**
+ * The worker no longer holds the job (`id`, `token`).
+ */
+#define EMQ_EVENT_LEASE_LOST 5
+
+/**
+ * The reap pump returned `count` lapsed jobs to pending.
+ */
+#define EMQ_EVENT_STALLED 6
+
+/**
+ * A non-fatal failure of the worker's own calls (`error`, `error_status`).
+ */
+#define EMQ_EVENT_ERROR 7
+
+/**
+ * A claim found the queue empty after work.
+ */
+#define EMQ_EVENT_DRAINED 8
+
+/**
+ * The worker stopped; the last event of a run.
+ */
+#define EMQ_EVENT_CLOSED 9
+
+#define EMQ_SETTLED_COMPLETED 1
+
+#define EMQ_SETTLED_DEAD 2
 
 #define EMQ_KEY_PENDING 0
 
@@ -799,7 +1009,8 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not strict).
+ * The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not
+ * strict, events published).
  */
 struct emq_connect_options emq_connect_options_default(void);
 
@@ -1239,6 +1450,125 @@ emq_status emq_remove(const struct emq_client *client,
                       struct emq_error **err);
 
 /**
+ * Send the core's log records at or above `min_level` to `handler`.
+ * The default (before any call, and after a call with a NULL handler) is
+ * stderr: records at or above `min_level` (`EMQ_LOG_WARN` by default) are
+ * printed there as "[echomq LEVEL] target: message". `EMQ_LOG_OFF` silences
+ * everything. `user_data` must stay valid until the handler is replaced.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_set_log_handler(emq_log_handler handler,
+                               void *user_data,
+                               emq_log_level min_level,
+                               struct emq_error **err);
+
+/**
+ * Call `handler(event, user_data)` for each of the worker's events. Set it
+ * before `emq_worker_start`, once. `user_data` must stay valid until
+ * `emq_worker_join` (or `emq_worker_free`) has returned; after that no event
+ * is delivered.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_worker_set_event_handler(const struct emq_worker *worker,
+                                        emq_worker_event_handler handler,
+                                        void *user_data,
+                                        struct emq_error **err);
+
+/**
+ * Subscribe to `queue`'s events on a connection of its own (re-subscribing
+ * by itself after a drop; delivery is at-most-once). Returns once the server
+ * confirmed the subscription; from then on `handler(event, user_data)` is
+ * called for each message on the subscription's own thread, until
+ * `emq_subscription_close` / `emq_subscription_free`. `user_data` must stay
+ * valid until `emq_subscription_free` has returned.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_subscribe(const struct emq_client *client,
+                         const char *queue,
+                         emq_queue_event_handler handler,
+                         void *user_data,
+                         struct emq_subscription **out,
+                         struct emq_error **err);
+
+/**
+ * Stop the subscription: no handler call starts after this returns...
+ * except the ones for messages already received, which run first. Any
+ * thread; idempotent. `emq_subscription_free` waits for them.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_subscription_close(const struct emq_subscription *subscription,
+                                  struct emq_error **err);
+
+/**
+ * Close the subscription, wait until its thread has delivered its last
+ * event, and release it (NULL is a no-op). Never call it from the handler.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+void emq_subscription_free(struct emq_subscription *subscription);
+
+/**
+ * Wait up to `timeout_ms` for job `id` to complete or go dead; `*state` is
+ * `EMQ_SETTLED_COMPLETED` or `EMQ_SETTLED_DEAD`. When dead and `last_error`
+ * is not NULL, `*last_error` is the job's error text (release with
+ * `emq_string_free`; NULL if none). The deadline passing is
+ * `EMQ_ERR_TIMEOUT`; the job being removed meanwhile is `EMQ_ERR_GONE`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_wait_for(const struct emq_client *client,
+                        const char *queue,
+                        const char *id,
+                        uint64_t timeout_ms,
+                        emq_settled *state,
+                        char **last_error,
+                        struct emq_error **err);
+
+/**
+ * Prometheus text exposition for `count` queues, into `*out` (release with
+ * `emq_string_free`).
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_metrics_text(const struct emq_client *client,
+                            const char *const *queues,
+                            size_t count,
+                            char **out,
+                            struct emq_error **err);
+
+/**
  * Mint a fresh `JOB` id (strictly increasing per process) into `*out`.
  * `node_id` is 0..=1023, or -1 for the process default (`EMQ_NODE_ID`, else random).
  *
@@ -1404,6 +1734,14 @@ emq_status emq_slot(const uint8_t *key,
  * `{emq}:version`). Static storage: never free it.
  */
 const char *emq_protocol_version(void);
+
+/**
+ * This library's version (`"<major>.<minor>.<patch>"`): the workspace version that also
+ * versions the Python wheel, the npm packages and `EMQ_VERSION_*` in this
+ * header. Compare it with the macros to detect a header/library mismatch.
+ * Static storage: never free it.
+ */
+const char *emq_version(void);
 
 /**
  * Release an error record made by the library (NULL is a no-op). Do not
@@ -1625,6 +1963,79 @@ void emq_worker_free(struct emq_worker *worker);
 emq_status emq_handler_result_set_message(struct emq_handler_result *result,
                                           const char *message,
                                           struct emq_error **err);
+
+/**
+ * Every queue of the deployment (SCAN over the key grammar), sorted.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_queues(const struct emq_client *client,
+                      struct emq_string_list **out,
+                      struct emq_error **err);
+
+/**
+ * Release a string list and its strings (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
+ */
+void emq_string_list_free(struct emq_string_list *list);
+
+/**
+ * Delete up to `limit` (0 = all) waiting jobs, oldest first: pending, then
+ * scheduled when `include_scheduled`. Active jobs survive. `*out` = how many.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_drain(const struct emq_client *client,
+                     const char *queue,
+                     bool include_scheduled,
+                     uint64_t limit,
+                     uint64_t *out,
+                     struct emq_error **err);
+
+/**
+ * Delete up to `limit` (0 = all) dead jobs, rows and logs, oldest first by
+ * mint time; with a non-NULL `older_than_ms`, only those minted longer ago
+ * than that before the server's now. `*out` = how many.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_purge_dead(const struct emq_client *client,
+                          const char *queue,
+                          const uint64_t *older_than_ms,
+                          uint64_t limit,
+                          uint64_t *out,
+                          struct emq_error **err);
+
+/**
+ * Put up to `limit` (0 = all) dead jobs back to pending, oldest first, as
+ * `emq_requeue_dead` does. `*out` = how many moved.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_requeue_all_dead(const struct emq_client *client,
+                                const char *queue,
+                                uint64_t limit,
+                                uint64_t *out,
+                                struct emq_error **err);
 
 #ifdef __cplusplus
 }  // extern "C"

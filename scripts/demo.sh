@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The cross-runtime demo: a Python producer feeds one queue; workers in Node,
 # Python and C consume it at the same time through the same Rust core; a C tool
-# reads the queue and proves every order was processed.
+# reads the queue and proves every order was processed, and `emq` (the
+# operator's command, here the console script the Python package installed)
+# closes with the queues' counts.
 #
 #   bash scripts/demo.sh            # throwaway redis-server on a free port
 #   EMQ_URL=redis://host:6379/ bash scripts/demo.sh
@@ -42,6 +44,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# What an operator sees: every transition of the queue, one JSON message each.
+redis-cli -u "$EMQ_URL" SUBSCRIBE 'emq:{orders}:events' >"$logs/events.out" 2>/dev/null & pids+=($!)
+
 say "starting workers: node, python, c (queue: orders)"
 node examples/polyglot/worker.js >"$logs/node.out" 2>"$logs/node.err" & pids+=($!)
 "$PY" examples/polyglot/worker.py >"$logs/python.out" 2>"$logs/python.err" & pids+=($!)
@@ -66,3 +71,9 @@ done
 
 say "summary (C tool reading the queue)"
 examples/polyglot/summary report "$ORDERS"
+
+say "queue events seen by redis-cli SUBSCRIBE 'emq:{orders}:events' (at-most-once)"
+grep -o '"event":"[a-z_]*"' "$logs/events.out" | sort | uniq -c || echo "(none)"
+grep -m 3 '^{' "$logs/events.out" || true
+say "summary (emq stats, the operator's command from the Python package)"
+"$(dirname "$PY")/emq" stats orders orders.receipts

@@ -5,6 +5,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export PATH="$HOME/.cargo/bin:$PATH"
 
+# The one version of every artefact: `[workspace.package] version` in Cargo.toml.
+workspace_version() {
+  sed -n '/^\[workspace\.package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' "$ROOT/Cargo.toml"
+}
+
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
 apt_ready=0

@@ -6,7 +6,10 @@
 #   bash scripts/python-env.sh [--fresh] [--venv DIR] [PIP_PACKAGE...]
 #
 # Default DIR is $ROOT/.venv. --fresh deletes DIR first. Extra arguments are
-# pip requirements to install alongside (e.g. pytest mypy redis). Progress goes
+# pip requirements to install alongside (e.g. pytest mypy redis). With
+# EMQ_WHEEL=<path to a wheel> that wheel is installed instead of building one
+# (scripts/test.sh hands the Python tests the wheel scripts/dist.sh built, so
+# the suites test what ships and the core is not compiled twice). Progress goes
 # to stderr; the venv's python path is the only line on stdout, so:
 #   PY=$(bash scripts/python-env.sh) && "$PY" examples/polyglot/producer.py 100
 source "$(dirname "$0")/lib.sh"
@@ -32,8 +35,13 @@ done
     "$py" -m venv "$venv" || { apt_install python3-venv; rm -rf "$venv"; "$py" -m venv "$venv"; }
   fi
   pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
-  say "python: pip install ./bindings-python (maturin, release, CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
-  "${pip[@]}" install --force-reinstall --no-deps "$ROOT/bindings-python"
+  if [ -n "${EMQ_WHEEL:-}" ]; then
+    say "python: pip install $EMQ_WHEEL (EMQ_WHEEL: the release wheel, no build)"
+    "${pip[@]}" install --force-reinstall --no-deps --no-index "$EMQ_WHEEL"
+  else
+    say "python: pip install ./bindings-python (maturin, release, CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+    "${pip[@]}" install --force-reinstall --no-deps "$ROOT/bindings-python"
+  fi
   if [ ${#extra[@]} -gt 0 ]; then
     say "python: pip install ${extra[*]}"
     "${pip[@]}" install "${extra[@]}"

@@ -13,6 +13,11 @@ say "node: $(node --version), npm $(npm --version)"
 npm ci --no-audit --no-fund
 say "node: build the addon (napi build --platform --release)"
 npm run build
+# The cross-runtime observability tests run Python processes next to Node
+# (test/observe.test.js): the package as a user installs it (the wheel build
+# reuses the target dir the Python suite filled).
+say "node: the Python package for the cross-runtime tests"
+export EMQ_TEST_PYTHON; EMQ_TEST_PYTHON="$(bash "$ROOT/scripts/python-env.sh")"
 say "node: tests"
 # Each test file starts its own redis-server and stops it; they also record
 # their pids here so that none outlives a crashed run.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python suite. Installs the package into a fresh virtualenv the way a user
 # would (`pip install ./bindings-python`: maturin builds the abi3 wheel, release,
-# in the shared cargo target dir), type-checks the examples and the package
+# in the shared cargo target dir; or, under scripts/test.sh, the release wheel
+# of scripts/dist.sh given as EMQ_WHEEL), type-checks the examples and the package
 # (stubs included) with mypy --strict, then runs pytest; the tests start and
 # stop their own redis-server on a free port.
 source "$(dirname "$0")/lib.sh"
@@ -10,7 +11,7 @@ ensure_redis
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-PY=$(bash scripts/python-env.sh --venv "$work/venv" pytest pytest-timeout redis mypy)
+PY=$(bash scripts/python-env.sh --venv "$work/venv" pytest pytest-timeout redis mypy prometheus_client)
 
 say "python: mypy --strict (examples, the installed package and its stubs)"
 "$PY" -m mypy --strict --cache-dir "$work/mypy" examples/python

@@ -25,7 +25,13 @@ EMQ_TEST_SERVER="$VALKEY_SERVER" cargo test -p echomq --test '*'
 say "rust: fuzz smoke (ids, keys, reply decoders)"
 bash scripts/fuzz.sh --smoke
 
-for suite in c python cluster node bench-smoke; do
+# Built once: the Python suite installs this wheel, test-dist.sh installs them all.
+say "dist: the release artefacts (scripts/dist.sh; the Python suite tests this wheel)"
+bash scripts/dist.sh
+EMQ_WHEEL=$(ls "$ROOT"/dist/echomq-"$(workspace_version)"-cp39-abi3-*manylinux2014_x86_64*.whl)
+export EMQ_WHEEL
+
+for suite in c python cli cluster node dashboard bench-smoke dist; do
   if [ -f "scripts/test-$suite.sh" ]; then
     say "$suite"
     bash "scripts/test-$suite.sh"

@@ -17,6 +17,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--concurrency", type=int, default=50)
     ap.add_argument("--rate", type=float, default=2_000)
     ap.add_argument("--payload-size", type=int, default=100)
+    ap.add_argument("--events", choices=("on", "off"), default="on")
+    ap.add_argument("--listeners", choices=("on", "off"), default="off")
     return ap.parse_args()
 
 

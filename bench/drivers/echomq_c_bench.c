@@ -87,6 +87,13 @@ static emq_handler_status timed(const emq_job *job, void *user, emq_handler_resu
     return EMQ_HANDLER_OK;
 }
 
+/* --events off: connect with publish_events = false; --listeners on: a no-op event callback. */
+static int events_on = 1, listeners_on = 0;
+
+static void ignore_event(const emq_worker_event *event, void *user) {
+    (void)event; (void)user;
+}
+
 static emq_worker *start_worker(emq_client *c, size_t conc, size_t handler_batch, emq_handler h) {
     emq_worker_options o = emq_worker_options_default();
     o.concurrency = (uint32_t)conc;
@@ -96,6 +103,8 @@ static emq_worker *start_worker(emq_client *c, size_t conc, size_t handler_batch
     emq_error *err = NULL;
     emq_status st = emq_worker_new(c, queue, &o, h, NULL, &w, &err);
     if (st != EMQ_OK) die("emq_worker_new", st, err);
+    if (listeners_on && (st = emq_worker_set_event_handler(w, ignore_event, NULL, &err)) != EMQ_OK)
+        die("emq_worker_set_event_handler", st, err);
     if ((st = emq_worker_start(w, &err)) != EMQ_OK) die("emq_worker_start", st, err);
     return w;
 }
@@ -132,10 +141,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--concurrency")) concurrency = strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--rate")) rate = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--payload-size")) payload_size = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--events")) events_on = strcmp(argv[i + 1], "off") != 0;
+        else if (!strcmp(argv[i], "--listeners")) listeners_on = strcmp(argv[i + 1], "on") == 0;
     }
     emq_client *c = NULL;
     emq_error *err = NULL;
-    emq_status st = emq_connect(url, NULL, &c, &err);
+    emq_connect_options options = emq_connect_options_default();
+    options.publish_events = events_on;
+    emq_status st = emq_connect(url, &options, &c, &err);
     if (st != EMQ_OK) die("emq_connect", st, err);
     char *buf = malloc(payload_size + 64);
 

@@ -1,12 +1,12 @@
 // The EchoMQ Node driver for bench/run.py (contract: bench/DRIVERS.md).
 'use strict'
-const { connect, Worker } = require('../../bindings-node')
+const { connect, Worker, WORKER_EVENTS } = require('../../bindings-node')
 const { version } = require('../../bindings-node/package.json')
 
 const VERSION = `echomq ${version} (node)`
 
 function parseArgs() {
-  const a = { workload: process.argv[2], url: 'redis://127.0.0.1:6379/', queue: 'bench', n: 20000, concurrency: 50, rate: 2000, payloadSize: 100 }
+  const a = { workload: process.argv[2], url: 'redis://127.0.0.1:6379/', queue: 'bench', n: 20000, concurrency: 50, rate: 2000, payloadSize: 100, events: 'on', listeners: 'off' }
   for (let i = 3; i + 1 < process.argv.length; i += 2) {
     const [k, v] = [process.argv[i], process.argv[i + 1]]
     if (k === '--url') a.url = v
@@ -15,6 +15,8 @@ function parseArgs() {
     else if (k === '--concurrency') a.concurrency = Number(v)
     else if (k === '--rate') a.rate = Number(v)
     else if (k === '--payload-size') a.payloadSize = Number(v)
+    else if (k === '--events') a.events = v
+    else if (k === '--listeners') a.listeners = v
   }
   return a
 }
@@ -44,7 +46,12 @@ async function waitFor(worker, n) {
 
 async function main() {
   const a = parseArgs()
-  const client = await connect(a.url)
+  const client = await connect(a.url, { publishEvents: a.events === 'on' })
+  // --listeners on: a no-op listener for every worker event (attached before run()).
+  const listen = (worker) => {
+    if (a.listeners === 'on') for (const name of Object.values(WORKER_EVENTS)) worker.on(name, () => {})
+    return worker
+  }
   const t0 = process.hrtime.bigint()
   const secs = () => Number(process.hrtime.bigint() - t0) / 1e9
   if (a.workload === 'enqueue-single') {
@@ -67,7 +74,7 @@ async function main() {
     // A no-op handler: hand it whole claims (one crossing to the JS thread
     // per batch), the documented setting for short handlers.
     const handlerBatch = a.concurrency
-    const worker = new Worker(client, a.queue, async () => {}, { concurrency: a.concurrency, idleMaxMs: 5, handlerBatch })
+    const worker = listen(new Worker(client, a.queue, async () => {}, { concurrency: a.concurrency, idleMaxMs: 5, handlerBatch }))
     const running = worker.run()
     await waitFor(worker, a.n)
     const seconds = secs()

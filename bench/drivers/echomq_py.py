@@ -26,8 +26,11 @@ def bulk(client: echomq.Client, a) -> None:
 
 
 def run_worker(client, a, concurrency: int, handler, handler_batch: int = 1):
+    # --listeners on: a no-op listener for every worker event.
+    events = {name: (lambda e: None) for name in echomq.WORKER_EVENTS} if a.listeners == "on" else None
     worker = echomq.Worker(
-        client, a.queue, handler, concurrency=concurrency, idle_max_ms=5, handler_batch=handler_batch
+        client, a.queue, handler, concurrency=concurrency, idle_max_ms=5, handler_batch=handler_batch,
+        events=events,
     )
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
@@ -40,7 +43,7 @@ def batch_note(handler_batch: int) -> str:
 
 def main() -> None:
     a = parse_args()
-    client = echomq.connect(a.url)
+    client = echomq.connect(a.url, publish_events=a.events == "on")
     if a.workload == "enqueue-single":
         start = time.perf_counter()
         for i in range(a.n):

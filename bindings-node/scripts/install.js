@@ -1,35 +1,82 @@
 #!/usr/bin/env node
-// `npm install` hook. A packed tarball ships the .node binary for the platform
-// it was built on (see docs/NODE.md): then there is nothing to do. In the
-// repository (or any checkout with the Rust sources next to this file) the
-// addon is built from source with the napi CLI, release profile, into the
-// shared cargo target dir.
+// `npm install` hook: make sure a native addon is there for this platform.
+//
+//   1. A binary next to native.js (a repository build) or the platform package
+//      `echomq-<triple>` from optionalDependencies (the published layout, see
+//      docs/INSTALL.md): nothing to do. This is the path that needs no Rust.
+//   2. Otherwise build it from the Rust sources: the repository's crate (with
+//      the napi CLI of the dev dependencies), or the sources the published
+//      package carries in rust/ (plain cargo, release profile). Without cargo
+//      this stops with a message saying what to install.
 'use strict'
-const { existsSync } = require('node:fs')
+const { copyFileSync, existsSync, rmSync } = require('node:fs')
 const { join } = require('node:path')
 const { spawnSync } = require('node:child_process')
-const { binaryPath } = require('../native.js')
+const { binaryPath, platformPackage, platformPackageVersion, triple } = require('../native.js')
 
 const root = join(__dirname, '..')
+const version = require('../package.json').version
 if (process.env.ECHOMQ_SKIP_BUILD === '1') process.exit(0)
-if (existsSync(binaryPath())) process.exit(0)
+if (existsSync(binaryPath()) || platformPackageVersion() === version) process.exit(0)
 
-if (!existsSync(join(root, 'Cargo.toml')) || !existsSync(join(root, 'src', 'lib.rs'))) {
-  console.error(
-    `echomq: no prebuilt addon for ${process.platform}-${process.arch} in this package ` +
-      `(expected ${binaryPath()}), and no Rust sources to build one. ` +
-      'Pack the package on this platform (npm run build && npm pack) — see docs/NODE.md.'
+function fail(message) {
+  console.error(`echomq: ${message}`)
+  process.exit(1)
+}
+
+const repoCrate = existsSync(join(root, 'Cargo.toml')) && existsSync(join(root, 'src', 'lib.rs'))
+const packedWorkspace = join(root, 'rust')
+if (!repoCrate && !existsSync(join(packedWorkspace, 'Cargo.toml'))) {
+  fail(
+    `no prebuilt addon for ${triple()} (the package ${platformPackage()} is not installed) ` +
+      'and no Rust sources in this package to build one.'
   )
-  process.exit(1)
 }
-const cli = join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js')
-if (!existsSync(cli)) {
-  console.error('echomq: @napi-rs/cli is not installed; run `npm install` (with dev dependencies) first')
-  process.exit(1)
+
+const cargo = process.env.CARGO || 'cargo'
+if (spawnSync(cargo, ['--version'], { stdio: 'ignore' }).status !== 0) {
+  const found = platformPackageVersion()
+  const why =
+    found === null
+      ? 'is not installed (no prebuilt package exists for this platform, or optional dependencies were skipped)'
+      : `is installed at version ${found}`
+  fail(
+    `no prebuilt addon for ${triple()}: the package ${platformPackage()}@${version} ${why}, ` +
+      `and \`${cargo}\` was not found to build it from source. Either install on a ` +
+      'platform with a prebuilt package (linux-x64-gnu), or install Rust (https://rustup.rs) ' +
+      'and run `npm install` again.'
+  )
 }
-console.error('echomq: building the native addon from source (cargo, release profile)…')
-const r = spawnSync(process.execPath, [cli, 'build', '--platform', '--release', '--no-js', '--dts', 'native.d.ts'], {
-  cwd: root,
-  stdio: 'inherit',
-})
-process.exit(r.status === null ? 1 : r.status)
+
+const napiCli = join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js')
+if (repoCrate) {
+  if (!existsSync(napiCli)) fail('@napi-rs/cli is not installed; run `npm install` (with dev dependencies) first')
+  console.error('echomq: building the native addon from source (napi build, release profile)…')
+  const r = spawnSync(process.execPath, [napiCli, 'build', '--platform', '--release', '--no-js', '--dts', 'native.d.ts'], {
+    cwd: root,
+    stdio: 'inherit',
+  })
+  process.exit(r.status === null ? 1 : r.status)
+}
+
+// The published package: build the cdylib with cargo and copy it into place,
+// which is all `napi build` does on these platforms.
+console.error(`echomq: no prebuilt addon for ${triple()}; building it from source with cargo (release profile)…`)
+const ownTarget = !process.env.CARGO_TARGET_DIR
+const r = spawnSync(
+  cargo,
+  ['build', '--release', '-p', 'echomq-node', '--message-format=json-render-diagnostics'],
+  { cwd: packedWorkspace, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 256 << 20 }
+)
+if (r.status !== 0) fail(`cargo build failed (exit ${r.status}); see the output above`)
+const built = r.stdout
+  .split('\n')
+  .filter((line) => line.startsWith('{'))
+  .map((line) => JSON.parse(line))
+  .filter((m) => m.reason === 'compiler-artifact' && m.target && m.target.name === 'echomq_node')
+  .flatMap((m) => m.filenames)
+  .find((f) => /\.(so|dylib|dll)$/.test(f))
+if (!built) fail('cargo finished but produced no echomq_node library')
+copyFileSync(built, binaryPath())
+if (ownTarget) rmSync(join(packedWorkspace, 'target'), { recursive: true, force: true })
+console.error(`echomq: built ${binaryPath()}`)

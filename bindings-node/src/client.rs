@@ -19,6 +19,8 @@ pub struct ConnectOptionsJs {
     pub response_timeout_ms: Option<f64>,
     pub max_payload: Option<f64>,
     pub strict_bundle: Option<bool>,
+    /// Publish queue events on `emq:{q}:events` (default true).
+    pub publish_events: Option<bool>,
     pub wait_replicas: Option<f64>,
     pub wait_timeout_ms: Option<f64>,
 }
@@ -139,6 +141,9 @@ fn connect_options(env: &Env, o: Option<ConnectOptionsJs>) -> Result<ConnectOpti
     }
     if let Some(strict) = o.strict_bundle {
         out.strict_bundle = strict;
+    }
+    if let Some(publish) = o.publish_events {
+        out.publish_events = publish;
     }
     if let Some(n) = o.wait_replicas {
         out.wait_replicas = u32::try_from(uint(env, "waitReplicas", n)?)

@@ -10,16 +10,20 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod admin;
 mod bridge;
 mod client;
 mod convert;
 mod defaults;
 mod error;
 mod helpers;
+mod observe;
 mod worker;
 
+pub use admin::*;
 pub use client::*;
 pub use defaults::*;
 pub use error::*;
 pub use helpers::*;
+pub use observe::*;
 pub use worker::*;

@@ -57,6 +57,10 @@ pub struct WorkerOptionsJs {
     pub prefetch: Option<f64>,
     /// Jobs handed to the JS handler per crossing (run concurrently). Default 1.
     pub handler_batch: Option<f64>,
+    /// Dead-set retention: delete dead jobs minted longer ago. Default: keep.
+    pub dead_max_age_ms: Option<f64>,
+    /// Dead-set retention: keep at most this many dead jobs. Default: keep all.
+    pub dead_max_len: Option<f64>,
 }
 
 #[napi(object)]
@@ -123,6 +127,12 @@ fn worker_options(env: &Env, o: Option<WorkerOptionsJs>) -> Result<WorkerOptions
     let mut batch = out.handler_batch as u64;
     set(&mut batch, "handlerBatch", o.handler_batch)?;
     out.handler_batch = batch as usize;
+    if let Some(v) = o.dead_max_age_ms {
+        out.dead_max_age_ms = Some(uint(env, "deadMaxAgeMs", v)?);
+    }
+    if let Some(v) = o.dead_max_len {
+        out.dead_max_len = Some(uint(env, "deadMaxLen", v)?);
+    }
     if let Some(b) = o.backoff {
         out.backoff = Backoff::parse(&b).map_err(|e| to_js(env, &e))?;
     }
@@ -165,7 +175,7 @@ async fn call(slot: Slot, jobs: Vec<Job>) -> Vec<Verdict> {
 /// The native worker; `index.js` wraps it as `Worker`.
 #[napi]
 pub struct NativeWorker {
-    inner: Worker,
+    pub(crate) inner: Worker,
     handler: Slot,
 }
 

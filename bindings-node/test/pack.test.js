@@ -27,7 +27,7 @@ test('npm pack includes the platform binary, and the tarball installs and works 
   )[0]
   const files = packed.files.map((f) => f.path).sort()
   assert.ok(files.includes(`echomq.${triple()}.node`), files.join(' '))
-  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'native.js', 'package.json', 'scripts/install.js']) {
+  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'native.js', 'package.json', 'scripts/install.js', 'bin/emq.js']) {
     assert.ok(files.includes(f), f)
   }
   assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('test/') || f.endsWith('.rs')), files.join(' '))
@@ -72,4 +72,21 @@ test('npm pack includes the platform binary, and the tarball installs and works 
   )
   assert.equal(esm.status, 0, esm.stderr)
   assert.equal(esm.stdout.trim(), 'echomq:2.0.0 1')
+
+  // The operator's command ships as the package's bin: `npx emq`.
+  const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx'
+  const version = spawnSync(npx, ['--offline', 'emq', '--version'], { cwd: app, encoding: 'utf8', timeout: 30000 })
+  assert.equal(version.status, 0, version.stderr)
+  assert.match(version.stdout, /^emq \d+\.\d+\.\d+ \(wire echomq:2\.0\.0\)$/m)
+  const stats = spawnSync(npx, ['--offline', 'emq', '--json', 'stats', 'packed'], {
+    cwd: app,
+    env: { ...process.env, EMQ_URL: server.url },
+    encoding: 'utf8',
+    timeout: 30000,
+  })
+  assert.equal(stats.status, 0, stats.stderr)
+  assert.equal(JSON.parse(stats.stdout)[0].completed, 1)
+  const refused = spawnSync(npx, ['--offline', 'emq', 'job', 'packed', 'nope'], { cwd: app, encoding: 'utf8', timeout: 30000 })
+  assert.equal(refused.status, 1)
+  assert.match(refused.stderr, /^emq: invalid branded id/)
 })

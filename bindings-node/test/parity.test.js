@@ -86,13 +86,13 @@ test('worker: new Worker(...), run() / close() / stats()', () => {
 test('connect and worker options: the docs names in camelCase, and nothing else', () => {
   const connectOpts = optionNames('Connect options (all optional)').map(camel)
   assert.deepEqual(connectOpts.sort(), [
-    'clientName', 'connectTimeoutMs', 'maxPayload', 'nodeId', 'responseTimeoutMs', 'strictBundle',
+    'clientName', 'connectTimeoutMs', 'maxPayload', 'nodeId', 'publishEvents', 'responseTimeoutMs', 'strictBundle',
     'waitReplicas', 'waitTimeoutMs',
   ])
   const workerOpts = optionNames('Worker options:').map(camel)
   assert.deepEqual(workerOpts.sort(), [
-    'backoff', 'backoffBaseMs', 'backoffCapMs', 'concurrency', 'handlerBatch', 'idleMaxMs', 'leaseMs',
-    'maxAttempts', 'prefetch', 'pumpIntervalMs', 'shutdownGraceMs',
+    'backoff', 'backoffBaseMs', 'backoffCapMs', 'concurrency', 'deadMaxAgeMs', 'deadMaxLen', 'handlerBatch',
+    'idleMaxMs', 'leaseMs', 'maxAttempts', 'prefetch', 'pumpIntervalMs', 'shutdownGraceMs',
   ])
   for (const o of [...connectOpts, ...workerOpts]) assert.match(DTS, new RegExp(`\\n  ${o}\\?: `), o)
 })

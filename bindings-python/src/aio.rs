@@ -137,8 +137,8 @@ fn flag(py: Python<'_>, b: bool) -> PyResult<Bound<'_, PyAny>> {
 
 #[pyfunction]
 #[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
-    response_timeout_ms=None, max_payload=None, strict_bundle=false, wait_replicas=None,
-    wait_timeout_ms=None))]
+    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
+    wait_replicas=None, wait_timeout_ms=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect_async<'py>(
     py: Python<'py>,
@@ -149,6 +149,7 @@ pub fn connect_async<'py>(
     response_timeout_ms: Option<Bound<'py, PyAny>>,
     max_payload: Option<Bound<'py, PyAny>>,
     strict_bundle: bool,
+    publish_events: bool,
     wait_replicas: Option<Bound<'py, PyAny>>,
     wait_timeout_ms: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -159,6 +160,7 @@ pub fn connect_async<'py>(
         response_timeout_ms.as_ref(),
         max_payload.as_ref(),
         strict_bundle,
+        publish_events,
         (wait_replicas.as_ref(), wait_timeout_ms.as_ref()),
     )?;
     future_into_py(

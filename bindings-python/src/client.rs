@@ -56,8 +56,8 @@ pub fn browse_args(
 
 #[pyfunction]
 #[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
-    response_timeout_ms=None, max_payload=None, strict_bundle=false, wait_replicas=None,
-    wait_timeout_ms=None))]
+    response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
+    wait_replicas=None, wait_timeout_ms=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -68,6 +68,7 @@ pub fn connect(
     response_timeout_ms: Option<Bound<'_, PyAny>>,
     max_payload: Option<Bound<'_, PyAny>>,
     strict_bundle: bool,
+    publish_events: bool,
     wait_replicas: Option<Bound<'_, PyAny>>,
     wait_timeout_ms: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Client> {
@@ -78,6 +79,7 @@ pub fn connect(
         response_timeout_ms.as_ref(),
         max_payload.as_ref(),
         strict_bundle,
+        publish_events,
         (wait_replicas.as_ref(), wait_timeout_ms.as_ref()),
     )?;
     let inner = py

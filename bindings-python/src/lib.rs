@@ -4,12 +4,14 @@
 
 use pyo3::prelude::*;
 
+mod admin;
 mod aio;
 mod client;
 mod defaults;
 mod errors;
 mod helpers;
 mod interp;
+mod observe;
 mod types;
 mod worker;
 
@@ -26,6 +28,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::WorkerStats>()?;
     m.add_class::<types::ParsedId>()?;
     m.add_class::<types::KeyClass>()?;
+    m.add_class::<observe::WorkerEvent>()?;
+    m.add_class::<observe::QueueEvent>()?;
+    m.add_class::<observe::Settled>()?;
+    m.add_class::<observe::Subscription>()?;
+    observe::install_logging(m.py())?;
     m.add_function(wrap_pyfunction!(client::connect, m)?)?;
     m.add_function(wrap_pyfunction!(aio::connect_async, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::mint_job_id, m)?)?;
@@ -41,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
     m.add_function(wrap_pyfunction!(defaults::defaults, m)?)?;
     m.add_function(wrap_pyfunction!(aio::_panic_in_core_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(admin::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(interp::_at_exit, m)?)?;
     m.py()
         .import("atexit")?

@@ -96,6 +96,7 @@ pub fn as_refs(pairs: &[(String, u64)]) -> Vec<(&str, u64)> {
 // ---- connect options -----------------------------------------------------------
 
 /// The connect keywords; `None` takes the core's default.
+#[allow(clippy::too_many_arguments)]
 pub fn connect_options(
     node_id: Option<&Bound<'_, PyAny>>,
     client_name: Option<String>,
@@ -103,6 +104,7 @@ pub fn connect_options(
     response_timeout_ms: Option<&Bound<'_, PyAny>>,
     max_payload: Option<&Bound<'_, PyAny>>,
     strict_bundle: bool,
+    publish_events: bool,
     (wait_replicas, wait_timeout_ms): (Option<&Bound<'_, PyAny>>, Option<&Bound<'_, PyAny>>),
 ) -> PyResult<echomq::ConnectOptions> {
     use echomq::defaults as core;
@@ -129,6 +131,7 @@ pub fn connect_options(
         response_timeout: core::timeout_from_ms(response_ms),
         max_payload: count_or("max_payload", max_payload, core::MAX_PAYLOAD)?,
         strict_bundle,
+        publish_events,
         // Beyond u32 no cluster has that many replicas: it can only answer NotDurable.
         wait_replicas: u32::try_from(uint_or("wait_replicas", wait_replicas, 0)?)
             .unwrap_or(u32::MAX),

@@ -94,7 +94,7 @@ fn core_client(client: &Bound<'_, PyAny>) -> PyResult<echomq::Client> {
 
 #[pyclass(frozen, module = "echomq._native")]
 pub struct NativeWorker {
-    worker: echomq::Worker,
+    pub(crate) worker: echomq::Worker,
 }
 
 #[pymethods]
@@ -105,7 +105,7 @@ impl NativeWorker {
     #[pyo3(signature = (client, queue, handler, *, concurrency=None, lease_ms=None,
         max_attempts=None, backoff=None, backoff_base_ms=None, backoff_cap_ms=None,
         pump_interval_ms=None, idle_max_ms=None, shutdown_grace_ms=None, prefetch=None,
-        handler_batch=None, batched=false))]
+        handler_batch=None, dead_max_age_ms=None, dead_max_len=None, batched=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         client: &Bound<'_, PyAny>,
@@ -122,6 +122,8 @@ impl NativeWorker {
         shutdown_grace_ms: Option<Bound<'_, PyAny>>,
         prefetch: Option<Bound<'_, PyAny>>,
         handler_batch: Option<Bound<'_, PyAny>>,
+        dead_max_age_ms: Option<Bound<'_, PyAny>>,
+        dead_max_len: Option<Bound<'_, PyAny>>,
         batched: bool,
     ) -> PyResult<Self> {
         if !handler.bind(client.py()).is_callable() {
@@ -158,6 +160,8 @@ impl NativeWorker {
                 None => None,
             },
             handler_batch: count_or("handler_batch", handler_batch.as_ref(), d.handler_batch)?,
+            dead_max_age_ms: optional_uint("dead_max_age_ms", dead_max_age_ms.as_ref())?,
+            dead_max_len: optional_uint("dead_max_len", dead_max_len.as_ref())?,
         };
         let worker = echomq::Worker::new_blocking_batch(
             core_client(client)?,
@@ -222,5 +226,13 @@ impl NativeWorker {
 
     fn stats(&self) -> WorkerStats {
         self.worker.stats().into()
+    }
+}
+
+/// `None` stays `None` (no bound); anything else is a checked unsigned integer.
+fn optional_uint(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    match value.filter(|v| !v.is_none()) {
+        Some(v) => Ok(Some(uint_or(name, Some(v), 0)?)),
+        None => Ok(None),
     }
 }

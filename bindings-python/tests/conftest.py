@@ -10,7 +10,7 @@ import socket
 import subprocess
 import time
 import uuid
-from typing import Iterator
+from typing import Iterator, Tuple
 
 import pytest
 import redis
@@ -53,6 +53,14 @@ def _start_own_server(server: str) -> "tuple[subprocess.Popen[bytes], str]":
     raise RuntimeError("redis-server did not start on a free port in 20 tries")
 
 
+def _stop(proc: "subprocess.Popen[bytes]") -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     given = os.environ.get("EMQ_TEST_REDIS_URL")
@@ -65,11 +73,19 @@ def redis_url() -> Iterator[str]:
     try:
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop(proc)
+
+
+@pytest.fixture
+def own_server() -> "Iterator[Tuple[str, subprocess.Popen[bytes]]]":
+    """A redis-server of this test's own (to stop under a running worker)."""
+    server = shutil.which("redis-server")
+    assert server, "redis-server is required (scripts/test-python.sh installs it)"
+    proc, url = _start_own_server(server)
+    try:
+        yield url, proc
+    finally:
+        _stop(proc)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ use crate::fence::BundleMismatch;
 use crate::id::{self, BrandedId};
 use crate::keys::QueueKeys;
 use crate::options::ConnectOptions;
+use crate::queue_events::{Batch, Publisher};
 use crate::replies;
 use crate::scripts;
 use crate::transport::Transport;
@@ -24,10 +25,11 @@ const MINT_ATTEMPTS: usize = 8;
 /// multiplexed connection, so concurrent calls pipeline automatically.
 #[derive(Clone)]
 pub struct Client {
-    transport: Arc<Transport>,
+    pub(crate) transport: Arc<Transport>,
     /// The node id given at connect (the option, else `EMQ_NODE_ID`);
     /// `None` mints with the process's default, redrawn in a forked child.
     node_id: Option<u16>,
+    events: Arc<Publisher>,
 }
 
 impl std::fmt::Debug for Client {
@@ -38,7 +40,7 @@ impl std::fmt::Debug for Client {
     }
 }
 
-fn check_positive(name: &str, value: u64) -> Result<()> {
+pub(crate) fn check_positive(name: &str, value: u64) -> Result<()> {
     if value == 0 {
         return Err(Error::invalid_argument(format!(
             "{name} must be greater than zero"
@@ -58,8 +60,36 @@ impl Client {
         };
         options.validate()?;
         crate::runtime::check_env()?;
+        let publish = options.publish_events;
         let transport = Transport::connect(url, options).await?;
-        Ok(Client { transport, node_id })
+        let events = Arc::new(Publisher::new(transport.clone(), publish));
+        Ok(Client {
+            transport,
+            node_id,
+            events,
+        })
+    }
+
+    pub(crate) fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    pub(crate) fn transport_arc(&self) -> Arc<Transport> {
+        self.transport.clone()
+    }
+
+    /// Queue events for `keys`' queue, published once the batch is sent;
+    /// `None` when this client does not publish.
+    fn events(&self, keys: &QueueKeys) -> Option<Batch<'_>> {
+        self.events.batch(&keys.base)
+    }
+
+    /// Publish one event right away (when this client publishes).
+    fn publish(&self, keys: &QueueKeys, event: &str, job: &str, fields: &[(&str, &str)]) {
+        if let Some(mut batch) = self.events(keys) {
+            batch.add(event, job, fields);
+            batch.send();
+        }
     }
 
     /// The node id this client mints with: the one given at connect, else
@@ -131,7 +161,12 @@ impl Client {
         for _ in 0..MINT_ATTEMPTS {
             let id = id::mint_job_id_with(self.node_id())?;
             let answer = self.enqueue_script(&keys, &id, payload).await?;
-            if !answer.duplicate || self.replayed(&keys, &id, payload).await? {
+            if !answer.duplicate {
+                return Ok(answer);
+            }
+            if self.replayed(&keys, &id, payload).await? {
+                // Our own first attempt created it; its event was not sent.
+                self.publish(&keys, "added", id.as_str(), &[]);
                 return Ok(Enqueued {
                     id,
                     duplicate: false,
@@ -175,10 +210,11 @@ impl Client {
                 "enqueued",
             )
             .await?;
-        Ok(Enqueued {
-            id: *id,
-            duplicate: !replies::created(answer)?,
-        })
+        let duplicate = !replies::created(answer)?;
+        if !duplicate {
+            self.publish(keys, "added", id.as_str(), &[]);
+        }
+        Ok(Enqueued { id: *id, duplicate })
     }
 
     /// A freshly minted id "already existed": is it our own write, replayed
@@ -271,6 +307,12 @@ impl Client {
                 )
                 .await?;
             if replies::created(answer)? || self.replayed(&keys, &id, payload).await? {
+                let field = if mode == "at" {
+                    "run_at_ms"
+                } else {
+                    "delay_ms"
+                };
+                self.publish(&keys, "added", id.as_str(), &[(field, &ms_text)]);
                 return Ok(Enqueued {
                     id,
                     duplicate: false,
@@ -323,19 +365,30 @@ impl Client {
         let shortfall = self.batch_shortfall(&keys.pending).await?;
         let wanted = self.transport.options().wait_replicas;
         let mut out = Vec::with_capacity(ids.len());
+        let mut events = self.events(&keys);
         for ((id, answer), payload) in ids.into_iter().zip(answers).zip(payloads) {
             out.push(match answer.and_then(replies::created) {
                 // A minted id that already exists is a node-id collision: re-mint.
                 Ok(false) => self.enqueue(queue, payload).await,
-                Ok(true) => match shortfall {
-                    Some(acked) => Err(Error::not_durable(id.as_str(), "enqueued", acked, wanted)),
-                    None => Ok(Enqueued {
-                        id,
-                        duplicate: false,
-                    }),
-                },
+                Ok(true) => {
+                    if let Some(events) = events.as_mut() {
+                        events.add("added", id.as_str(), &[]);
+                    }
+                    match shortfall {
+                        Some(acked) => {
+                            Err(Error::not_durable(id.as_str(), "enqueued", acked, wanted))
+                        }
+                        None => Ok(Enqueued {
+                            id,
+                            duplicate: false,
+                        }),
+                    }
+                }
                 Err(e) => Err(e),
             });
+        }
+        if let Some(events) = events {
+            events.send();
         }
         Ok(out)
     }
@@ -402,7 +455,18 @@ impl Client {
                 ],
             )
             .await?;
-        replies::claimed(answer)
+        let jobs = replies::claimed(answer)?;
+        if let Some(mut events) = self.events(&keys) {
+            for job in &jobs {
+                events.add(
+                    "active",
+                    job.id.as_str(),
+                    &[("token", &job.token.to_string())],
+                );
+            }
+            events.send();
+        }
+        Ok(jobs)
     }
 
     fn complete_call(keys: &QueueKeys, id: &BrandedId, token: u64) -> (Vec<String>, Vec<Vec<u8>>) {
@@ -428,16 +492,26 @@ impl Client {
         let k: Vec<&str> = k.iter().map(String::as_str).collect();
         let a: Vec<&[u8]> = a.iter().map(Vec::as_slice).collect();
         let wanted = self.transport.options().wait_replicas;
-        if wanted == 0 {
+        let acked = if wanted == 0 {
             let answer = self.transport.script(&scripts::COMPLETE, &k, &a).await;
-            return replies::completed(&id, answer);
-        }
-        let (answer, acked) = self
-            .transport
-            .script_then_wait(&scripts::COMPLETE, &k, &a)
-            .await?;
-        replies::completed(&id, Ok(answer))?;
-        if acked < u64::from(wanted) {
+            replies::completed(&id, answer)?;
+            None
+        } else {
+            let (answer, acked) = self
+                .transport
+                .script_then_wait(&scripts::COMPLETE, &k, &a)
+                .await?;
+            replies::completed(&id, Ok(answer))?;
+            Some(acked)
+        };
+        // The completion ran on the master either way: its event goes out.
+        self.publish(
+            &keys,
+            "completed",
+            id.as_str(),
+            &[("token", &token.to_string())],
+        );
+        if let Some(acked) = acked.filter(|&acked| acked < u64::from(wanted)) {
             return Err(Error::not_durable(id.as_str(), "completed", acked, wanted));
         }
         Ok(())
@@ -456,6 +530,7 @@ impl Client {
             .map(|(id, _)| BrandedId::parse(id))
             .collect::<Result<_>>()?;
         let mut out = Vec::with_capacity(ids.len());
+        let mut events = self.events(&keys);
         for (chunk_ids, chunk) in ids.chunks(SETTLE_BATCH).zip(jobs.chunks(SETTLE_BATCH)) {
             let mut args: Vec<Vec<u8>> = Vec::with_capacity(1 + 2 * chunk.len());
             args.push(keys.base.as_bytes().to_vec());
@@ -473,6 +548,13 @@ impl Client {
                 )
                 .await?;
             let verdicts = replies::completed_many(chunk_ids, answer)?;
+            if let Some(events) = events.as_mut() {
+                for ((id, (_, token)), verdict) in chunk_ids.iter().zip(chunk).zip(&verdicts) {
+                    if verdict.is_ok() {
+                        events.add("completed", id.as_str(), &[("token", &token.to_string())]);
+                    }
+                }
+            }
             let shortfall = self.batch_shortfall(&keys.active).await?;
             let wanted = self.transport.options().wait_replicas;
             for (id, verdict) in chunk_ids.iter().zip(verdicts) {
@@ -483,6 +565,9 @@ impl Client {
                     (verdict, _) => verdict,
                 });
             }
+        }
+        if let Some(events) = events {
+            events.send();
         }
         Ok(out)
     }
@@ -523,7 +608,27 @@ impl Client {
                 ],
             )
             .await?;
-        replies::retried(answer)
+        let outcome = replies::retried(answer)?;
+        let attempts = token.to_string();
+        match outcome {
+            RetryOutcome::Dead => self.publish(
+                &keys,
+                "dead",
+                id.as_str(),
+                &[("attempts", &attempts), ("error", error)],
+            ),
+            RetryOutcome::Scheduled => self.publish(
+                &keys,
+                "retried",
+                id.as_str(),
+                &[
+                    ("attempts", &attempts),
+                    ("error", error),
+                    ("delay_ms", &delay_ms.to_string()),
+                ],
+            ),
+        }
+        Ok(outcome)
     }
 
     fn extend_call(
@@ -739,6 +844,7 @@ impl Client {
             .transport
             .query(redis::cmd("HSET").arg(&keys.meta).arg("paused").arg("1"))
             .await?;
+        self.publish(&keys, "paused", "", &[]);
         Ok(())
     }
 
@@ -749,6 +855,7 @@ impl Client {
             .transport
             .query(redis::cmd("HDEL").arg(&keys.meta).arg("paused"))
             .await?;
+        self.publish(&keys, "resumed", "", &[]);
         Ok(())
     }
 
@@ -773,7 +880,9 @@ impl Client {
                 &[id.as_str().as_bytes()],
             )
             .await?;
-        replies::requeued(&id, answer)
+        replies::requeued(&id, answer)?;
+        self.publish(&keys, "requeued", id.as_str(), &[]);
+        Ok(())
     }
 
     /// Delete a job that is not active, from its row and every set.
@@ -795,6 +904,8 @@ impl Client {
                 &[id.as_str().as_bytes()],
             )
             .await?;
-        replies::removed(&id, answer)
+        replies::removed(&id, answer)?;
+        self.publish(&keys, "removed", id.as_str(), &[]);
+        Ok(())
     }
 }

@@ -53,6 +53,25 @@ impl ConnectionLike for Conn {
 }
 
 impl Conn {
+    /// Run `cmd` on the cluster node at `host:port` (standalone: the one
+    /// server, whatever `node` says). For per-node commands such as `SCAN`.
+    pub async fn on_node(
+        &mut self,
+        node: Option<(&str, u16)>,
+        cmd: &Cmd,
+    ) -> redis::RedisResult<Value> {
+        match (self, node) {
+            (Conn::Cluster(c), Some((host, port))) => {
+                let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                    host: host.to_string(),
+                    port,
+                });
+                c.route_command(cmd.clone(), route).await
+            }
+            (conn, _) => cmd.query_async(conn).await,
+        }
+    }
+
     /// Run a keyless command on the master that owns `key`'s slot (standalone:
     /// the one server). Used for `SCRIPT LOAD` where a script must run.
     pub async fn on_master_of(&mut self, key: &str, cmd: &Cmd) -> redis::RedisResult<Value> {
@@ -74,7 +93,15 @@ impl Conn {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Target {
     Single(redis::Client),
-    Cluster(ClusterClient),
+    Cluster {
+        client: ClusterClient,
+        /// One client per seed node, for the event subscriber when the
+        /// queue's master cannot be resolved.
+        seeds: Vec<redis::Client>,
+        /// `(scheme, userinfo, path)` of the URL, to address any node the
+        /// cluster names (`redis://user:pass@` + `host:port` + `/`).
+        template: (String, String, String),
+    },
 }
 
 const CLUSTER_SCHEMES: [(&str, &str); 2] = [
@@ -85,17 +112,7 @@ const CLUSTER_SCHEMES: [(&str, &str); 2] = [
 /// The node URLs of a cluster URL (user info and path copied to each), or
 /// `None` when `url` is not a cluster URL.
 pub(crate) fn cluster_nodes(url: &str) -> Option<Result<Vec<String>>> {
-    let (scheme, rest) = CLUSTER_SCHEMES
-        .iter()
-        .find_map(|(cluster, node)| url.strip_prefix(cluster).map(|rest| (*node, rest)))?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, "/"),
-    };
-    let (userinfo, hosts) = match authority.rfind('@') {
-        Some(i) => (&authority[..=i], &authority[i + 1..]),
-        None => ("", authority),
-    };
+    let (scheme, userinfo, hosts, path) = split_cluster_url(url)?;
     let nodes: Vec<String> = hosts
         .split(',')
         .filter(|h| !h.is_empty())
@@ -107,6 +124,68 @@ pub(crate) fn cluster_nodes(url: &str) -> Option<Result<Vec<String>>> {
         )));
     }
     Some(Ok(nodes))
+}
+
+/// `(node scheme, userinfo with its '@', host list, path)` of a cluster URL.
+fn split_cluster_url(url: &str) -> Option<(&'static str, &str, &str, &str)> {
+    let (scheme, rest) = CLUSTER_SCHEMES
+        .iter()
+        .find_map(|(cluster, node)| url.strip_prefix(cluster).map(|rest| (*node, rest)))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, "/"),
+    };
+    let (userinfo, hosts) = match authority.rfind('@') {
+        Some(i) => (&authority[..=i], &authority[i + 1..]),
+        None => ("", authority),
+    };
+    Some((scheme, userinfo, hosts, path))
+}
+
+/// One master of a cluster and the slot ranges it serves (`CLUSTER SLOTS`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Master {
+    pub host: String,
+    pub port: u16,
+    pub slots: Vec<(u16, u16)>,
+}
+
+/// The masters named by a `CLUSTER SLOTS` reply, each once, in reply order.
+pub(crate) fn masters_of(reply: &Value) -> Result<Vec<Master>> {
+    let bad = || Error::new(ErrorKind::Protocol, "unexpected CLUSTER SLOTS reply");
+    let Value::Array(ranges) = reply else {
+        return Err(bad());
+    };
+    let mut masters: Vec<Master> = Vec::new();
+    for range in ranges {
+        let Value::Array(parts) = range else {
+            return Err(bad());
+        };
+        let (Some(start), Some(end), Some(Value::Array(node))) =
+            (parts.first(), parts.get(1), parts.get(2))
+        else {
+            return Err(bad());
+        };
+        let start: u16 = redis::from_redis_value(start.clone()).map_err(|_| bad())?;
+        let end: u16 = redis::from_redis_value(end.clone()).map_err(|_| bad())?;
+        let (Some(host), Some(port)) = (node.first(), node.get(1)) else {
+            return Err(bad());
+        };
+        let host: String = redis::from_redis_value(host.clone()).map_err(|_| bad())?;
+        let port: u16 = redis::from_redis_value(port.clone()).map_err(|_| bad())?;
+        match masters
+            .iter_mut()
+            .find(|m| m.host == host && m.port == port)
+        {
+            Some(m) => m.slots.push((start, end)),
+            None => masters.push(Master {
+                host,
+                port,
+                slots: vec![(start, end)],
+            }),
+        }
+    }
+    Ok(masters)
 }
 
 impl Target {
@@ -138,7 +217,14 @@ impl Target {
             }
             Ok(())
         };
-        let client = ClusterClientBuilder::new(nodes?)
+        let nodes = nodes?;
+        let (scheme, userinfo, _, path) = split_cluster_url(url).expect("a cluster url");
+        let template = (scheme.to_string(), userinfo.to_string(), path.to_string());
+        let seeds = nodes
+            .iter()
+            .map(|node| redis::Client::open(node.as_str()).map_err(invalid))
+            .collect::<Result<Vec<_>>>()?;
+        let client = ClusterClientBuilder::new(nodes)
             .use_protocol(redis::ProtocolVersion::RESP3)
             .push_sender(on_push)
             .connection_timeout(connect_timeout)
@@ -150,11 +236,40 @@ impl Target {
             .max_retry_wait(250)
             .build()
             .map_err(invalid)?;
-        Ok(Target::Cluster(client))
+        Ok(Target::Cluster {
+            client,
+            seeds,
+            template,
+        })
     }
 
     pub fn is_cluster(&self) -> bool {
-        matches!(self, Target::Cluster(_))
+        matches!(self, Target::Cluster { .. })
+    }
+
+    /// The seed clients (cluster) or the one server's client.
+    pub fn seed_clients(&self) -> Vec<redis::Client> {
+        match self {
+            Target::Single(client) => vec![client.clone()],
+            Target::Cluster { seeds, .. } => seeds.clone(),
+        }
+    }
+
+    /// A client for one node the cluster named, with the URL's credentials.
+    pub fn node_client(&self, host: &str, port: u16) -> Option<redis::Client> {
+        let Target::Cluster {
+            template: (scheme, userinfo, path),
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let host = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.to_string()
+        };
+        redis::Client::open(format!("{scheme}{userinfo}{host}:{port}{path}")).ok()
     }
 
     /// Open a connection. `dead` is raised when a standalone socket ends.
@@ -186,7 +301,7 @@ impl Target {
                 refuse_cluster_node(&mut conn).await?;
                 Ok(Conn::Single(conn))
             }
-            Target::Cluster(client) => {
+            Target::Cluster { client, .. } => {
                 let conn = client.get_async_connection().await.map_err(|e| {
                     if e.to_string().contains("cluster support disabled") {
                         Error::invalid_argument(
@@ -222,6 +337,36 @@ async fn refuse_cluster_node(conn: &mut MultiplexedConnection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cluster_slots_name_each_master_once() {
+        let node = |host: &str, port: i64| {
+            Value::Array(vec![
+                Value::BulkString(host.as_bytes().to_vec()),
+                Value::Int(port),
+                Value::BulkString(b"id".to_vec()),
+            ])
+        };
+        let range = |a: i64, b: i64, host: &str, port: i64| {
+            Value::Array(vec![
+                Value::Int(a),
+                Value::Int(b),
+                node(host, port),
+                node("r", 1),
+            ])
+        };
+        let reply = Value::Array(vec![
+            range(0, 5460, "127.0.0.1", 7000),
+            range(5461, 10922, "127.0.0.1", 7001),
+            range(10923, 16383, "127.0.0.1", 7000),
+        ]);
+        let masters = masters_of(&reply).unwrap();
+        assert_eq!(masters.len(), 2);
+        assert_eq!(masters[0].port, 7000);
+        assert_eq!(masters[0].slots, [(0, 5460), (10923, 16383)]);
+        assert_eq!(masters[1].slots, [(5461, 10922)]);
+        assert!(masters_of(&Value::Int(1)).is_err());
+    }
 
     #[test]
     fn cluster_urls_become_node_urls() {

@@ -9,13 +9,21 @@
 //! - [`scripts`]: the embedded Lua bundle
 //! - [`Client`]: the async client; [`blocking::Client`]: the blocking facade
 //! - [`worker`]: the worker runtime (claim, run, heartbeat, settle, pumps)
+//!   and its [`WorkerEvent`]s
+//! - [`Subscription`]: queue events on `emq:{q}:events`, and `wait_for`
+//! - [`metrics`]: Prometheus text for a set of queues
+//! - [`logging`]: the core logs through the `log` crate; a forwarding logger
+//!   for bindings whose language has no `log` bridge (Node, C)
 
+mod admin;
+mod browse_page;
 mod client;
 mod conn;
 pub mod defaults;
 mod error;
 mod fence;
 mod options;
+mod queue_events;
 pub mod redact;
 mod transport;
 mod types;
@@ -23,6 +31,9 @@ mod types;
 pub mod blocking;
 pub mod id;
 pub mod keys;
+pub mod logging;
+pub mod metrics;
+pub mod probe;
 #[doc(hidden)]
 pub mod replies;
 pub mod runtime;
@@ -31,14 +42,19 @@ pub mod server_info;
 pub mod slot;
 pub mod worker;
 
+pub use admin::{DeadBound, JobView, BATCH as ADMIN_BATCH};
+pub use browse_page::{BrowseEntry, BrowsePage, MAX_PAGE};
 pub use client::Client;
 pub use error::{panicked, BatchItem, Error, ErrorKind, Result, WriteState};
 pub use fence::BundleMismatch;
 pub use id::BrandedId;
 pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};
+pub use queue_events::{
+    events_channel, BlockingSubscription, QueueEvent, Settled, Subscription, SubscriptionCloser,
+};
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
 pub use worker::{
-    Backoff, HandlerError, Verdict, Worker, WorkerHandle, WorkerOptions, WorkerStats,
+    Backoff, HandlerError, Verdict, Worker, WorkerEvent, WorkerHandle, WorkerOptions, WorkerStats,
 };
 
 /// The wire protocol this client speaks; the value of `{emq}:version`.

@@ -24,6 +24,10 @@ pub struct ConnectOptions {
     pub max_payload: usize,
     /// Make a script-bundle mismatch a connect error instead of a logged condition.
     pub strict_bundle: bool,
+    /// Publish queue events on `emq:{q}:events` after each transition this
+    /// client's verbs make. Default true; false for a client that must not
+    /// spend the `PUBLISH`es (nobody follows the queue).
+    pub publish_events: bool,
     /// Durable writes: after every enqueue verb and `complete`, `WAIT` until
     /// this many replicas hold the write, else answer
     /// [`crate::ErrorKind::NotDurable`]. Default 0 (no `WAIT`).
@@ -41,6 +45,7 @@ impl Default for ConnectOptions {
             response_timeout: defaults::timeout_from_ms(defaults::RESPONSE_TIMEOUT_MS),
             max_payload: defaults::MAX_PAYLOAD,
             strict_bundle: false,
+            publish_events: true,
             wait_replicas: 0,
             wait_timeout_ms: 1000,
         }

@@ -57,9 +57,17 @@ pub static REQUEUE_DEAD: Script =
     Script::new("requeue_dead", include_str!("../lua/requeue_dead.lua"));
 pub static REMOVE: Script = Script::new("remove", include_str!("../lua/remove.lua"));
 pub static RELEASE: Script = Script::new("release", include_str!("../lua/release.lua"));
+pub static PUBLISH: Script = Script::new("publish", include_str!("../lua/publish.lua"));
+
+pub static DRAIN: Script = Script::new("drain", include_str!("../lua/drain.lua"));
+pub static PURGE_DEAD: Script = Script::new("purge_dead", include_str!("../lua/purge_dead.lua"));
+pub static REQUEUE_DEAD_MANY: Script = Script::new(
+    "requeue_dead_many",
+    include_str!("../lua/requeue_dead_many.lua"),
+);
 
 /// Every script, in name order (the order the bundle hash concatenates them).
-pub fn all() -> [&'static Script; 12] {
+pub fn all() -> [&'static Script; 16] {
     let mut all = [
         &ENQUEUE,
         &SCHEDULE,
@@ -73,6 +81,10 @@ pub fn all() -> [&'static Script; 12] {
         &REQUEUE_DEAD,
         &REMOVE,
         &RELEASE,
+        &PUBLISH,
+        &DRAIN,
+        &PURGE_DEAD,
+        &REQUEUE_DEAD_MANY,
     ];
     all.sort_by_key(|s| s.name);
     all

@@ -104,6 +104,77 @@ impl Transport {
         self.fences.load(Ordering::Relaxed)
     }
 
+    /// Where the event subscriber of the channel `channel` connects, in the
+    /// order to try: the one server; on a cluster, the master owning the
+    /// channel's slot first — the `publish` script counts subscribers with
+    /// `PUBSUB NUMSUB`, which sees only the node it runs on — then the seeds.
+    pub async fn pubsub_clients(&self, channel: &str) -> Vec<redis::Client> {
+        let mut clients = Vec::new();
+        if self.is_cluster() {
+            let slot = crate::slot::slot(channel.as_bytes());
+            match self.masters().await {
+                Ok(masters) => {
+                    let owner = masters
+                        .iter()
+                        .find(|m| m.slots.iter().any(|&(a, b)| (a..=b).contains(&slot)));
+                    if let Some(client) =
+                        owner.and_then(|m| self.target.node_client(&m.host, m.port))
+                    {
+                        clients.push(client);
+                    }
+                }
+                Err(e) => log::debug!("echomq: cannot read the cluster's masters: {e}"),
+            }
+        }
+        clients.extend(self.target.seed_clients());
+        clients
+    }
+
+    /// The cluster's masters and their slots (`CLUSTER SLOTS` on any node).
+    pub(crate) async fn masters(&self) -> Result<Vec<crate::conn::Master>> {
+        let reply: Value = self.query(redis::cmd("CLUSTER").arg("SLOTS")).await?;
+        crate::conn::masters_of(&reply)
+    }
+
+    /// Every key matching `pattern`: one `SCAN` walk of the server, or of
+    /// each master of a cluster (a `SCAN` sees one node's keys only).
+    pub async fn scan_keys(&self, pattern: &str, count: u64) -> Result<Vec<Vec<u8>>> {
+        let nodes: Vec<Option<(String, u16)>> = if self.is_cluster() {
+            self.masters()
+                .await?
+                .into_iter()
+                .map(|m| Some((m.host, m.port)))
+                .collect()
+        } else {
+            vec![None]
+        };
+        let mut found = Vec::new();
+        for node in &nodes {
+            let node = node.as_ref().map(|(host, port)| (host.as_str(), *port));
+            let mut cursor: u64 = 0;
+            loop {
+                let mut scan = redis::cmd("SCAN");
+                scan.arg(cursor)
+                    .arg("MATCH")
+                    .arg(pattern)
+                    .arg("COUNT")
+                    .arg(count);
+                let (next, keys): (u64, Vec<Vec<u8>>) = self
+                    .run(|mut conn| {
+                        let scan = &scan;
+                        async move { Ok(redis::from_redis_value(conn.on_node(node, scan).await?)?) }
+                    })
+                    .await?;
+                found.extend(keys);
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        Ok(found)
+    }
+
     pub fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
         self.mismatches.lock().expect("mismatch lock").clone()
     }
@@ -220,11 +291,17 @@ impl Transport {
                     format!("script bundle mismatch: {text}"),
                 ));
             }
-            let mut seen = self.mismatches.lock().expect("mismatch lock");
-            if seen.is_empty() {
+            // Logged after the lock is released: a logger may wait for another
+            // thread (Python's GIL) that waits for this lock.
+            let first = {
+                let mut seen = self.mismatches.lock().expect("mismatch lock");
+                let first = seen.is_empty();
+                *seen = mismatches;
+                first
+            };
+            if first {
                 log::warn!("echomq: script bundle mismatch in {{emq}}:bundle: {text}");
             }
-            *seen = mismatches;
         }
         Ok(())
     }

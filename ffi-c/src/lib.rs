@@ -21,15 +21,20 @@
 
 mod client;
 mod guard;
+mod observe;
 mod pure;
 mod status;
 mod types;
 mod worker;
+// Last, so the generated header keeps its order and only grows at the end.
+mod admin;
 
 #[cfg(test)]
 mod tests;
 
+pub use admin::*;
 pub use client::*;
+pub use observe::*;
 pub use pure::*;
 pub use status::*;
 pub use types::*;

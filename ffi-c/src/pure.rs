@@ -400,3 +400,15 @@ pub extern "C" fn emq_protocol_version() -> *const c_char {
         .get_or_init(|| c_string(emq_core::PROTOCOL_VERSION))
         .as_ptr()
 }
+
+/// This library's version (`"<major>.<minor>.<patch>"`): the workspace version that also
+/// versions the Python wheel, the npm packages and `EMQ_VERSION_*` in this
+/// header. Compare it with the macros to detect a header/library mismatch.
+/// Static storage: never free it.
+#[no_mangle]
+pub extern "C" fn emq_version() -> *const c_char {
+    static VERSION: OnceLock<CString> = OnceLock::new();
+    VERSION
+        .get_or_init(|| c_string(env!("CARGO_PKG_VERSION")))
+        .as_ptr()
+}

@@ -15,7 +15,8 @@ use crate::*;
 #[test]
 fn header_matches_sources() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml");
+    let mut config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml");
+    config.after_includes = Some(version_macros());
     let bindings = cbindgen::Builder::new()
         .with_config(config)
         .with_src(dir.join("src/lib.rs"))
@@ -34,6 +35,49 @@ fn header_matches_sources() {
         committed == fresh,
         "include/echomq.h is out of date with ffi-c/src: regenerate it with \
          `EMQ_BLESS=1 cargo test -p echomq-ffi header` and commit it"
+    );
+}
+
+/// The `EMQ_VERSION_*` macros, from the workspace version this crate is built
+/// with (cbindgen only copies literals, so they are written here): a version
+/// bump makes the header drift until it is regenerated, and `emq_version()`
+/// answers the same string at run time.
+fn version_macros() -> String {
+    format!(
+        "\n/** The version of this header (the workspace version; `emq_version()` is the\n \
+         * library's, and they agree when header and library come from one release). */\n\
+         #define EMQ_VERSION \"{}\"\n\
+         #define EMQ_VERSION_MAJOR {}\n\
+         #define EMQ_VERSION_MINOR {}\n\
+         #define EMQ_VERSION_PATCH {}",
+        env!("CARGO_PKG_VERSION"),
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MINOR"),
+        env!("CARGO_PKG_VERSION_PATCH"),
+    )
+}
+
+/// The header's version macros, `emq_version()` and the Node package's
+/// package.json say the workspace version (the wheel takes it from Cargo
+/// itself; scripts/test-dist.sh checks every built artefact).
+#[test]
+fn versions_agree() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let header = std::fs::read_to_string(dir.join("../include/echomq.h")).expect("echomq.h");
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(header.contains(&format!("#define EMQ_VERSION \"{version}\"\n")));
+    let parts: Vec<&str> = version.split(['.', '-', '+']).take(3).collect();
+    for (name, value) in ["MAJOR", "MINOR", "PATCH"].iter().zip(&parts) {
+        assert!(
+            header.contains(&format!("#define EMQ_VERSION_{name} {value}\n")),
+            "EMQ_VERSION_{name} {value} in the header"
+        );
+    }
+    assert_eq!(text(emq_version()), version);
+    let package = std::fs::read_to_string(dir.join("../bindings-node/package.json")).unwrap();
+    assert!(
+        package.contains(&format!("\n  \"version\": \"{version}\",\n")),
+        "bindings-node/package.json does not say \"version\": \"{version}\""
     );
 }
 
@@ -76,11 +120,16 @@ fn struct_layouts_lp64() {
         member => 32);
     layout!(emq_connect_options, 56, 8, node_id => 0, strict_bundle => 4, client_name => 8,
         connect_timeout_ms => 16, response_timeout_ms => 24, max_payload => 32,
-        wait_replicas => 40, wait_timeout_ms => 48);
-    layout!(emq_worker_options, 80, 8, concurrency => 0, backoff => 4, lease_ms => 8,
+        publish_events => 40, wait_replicas => 44, wait_timeout_ms => 48);
+    layout!(emq_worker_event, 64, 8, kind => 0, error_status => 4, name => 8, id => 16,
+        token => 24, error => 32, retry_in_ms => 40, duration_ms => 48, count => 56);
+    layout!(emq_queue_event, 56, 8, queue => 0, event => 8, job => 16, field_names => 24,
+        field_values => 32, field_count => 40, json => 48);
+    layout!(emq_worker_options, 96, 8, concurrency => 0, backoff => 4, lease_ms => 8,
         max_attempts => 16, backoff_base_ms => 24, backoff_cap_ms => 32,
         pump_interval_ms => 40, idle_max_ms => 48, shutdown_grace_ms => 56,
-        prefetch => 64, handler_batch => 72);
+        prefetch => 64, handler_batch => 72, dead_max_age_ms => 80, dead_max_len => 88);
+    layout!(emq_string_list, 16, 8, items => 0, len => 8);
     layout!(emq_stats, 80, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
         lease_lost => 32, in_flight => 40, claim_failures => 48, heartbeat_failures => 56,
         settle_failures => 64, released => 72);

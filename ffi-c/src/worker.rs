@@ -87,7 +87,16 @@ pub struct emq_worker_options {
     /// another (fewer thread hand-offs; slots free when the batch is done).
     /// Default 1.
     pub handler_batch: u32,
+    /// Dead-set retention by age: the pump deletes dead jobs minted longer
+    /// ago than this. 0 (the default) keeps them.
+    pub dead_max_age_ms: u64,
+    /// Dead-set retention by length: the pump keeps at most this many dead
+    /// jobs (the oldest go first). `EMQ_DEAD_KEEP_ALL` (-1, the default) keeps all.
+    pub dead_max_len: i64,
 }
+
+/// `emq_worker_options.dead_max_len`: no length bound.
+pub const EMQ_DEAD_KEEP_ALL: i64 = -1;
 
 /// `emq_worker_options.prefetch`: as many as `concurrency`.
 pub const EMQ_PREFETCH_CONCURRENCY: i64 = -1;
@@ -135,6 +144,10 @@ pub extern "C" fn emq_worker_options_default() -> emq_worker_options {
             i64::try_from(p).unwrap_or(i64::MAX)
         }),
         handler_batch: u32::try_from(d.handler_batch).unwrap_or(u32::MAX),
+        dead_max_age_ms: d.dead_max_age_ms.unwrap_or(0),
+        dead_max_len: d
+            .dead_max_len
+            .map_or(EMQ_DEAD_KEEP_ALL, |n| i64::try_from(n).unwrap_or(i64::MAX)),
     }
 }
 
@@ -169,6 +182,16 @@ impl emq_worker_options {
                 }
             },
             handler_batch: self.handler_batch as usize,
+            dead_max_age_ms: (self.dead_max_age_ms > 0).then_some(self.dead_max_age_ms),
+            dead_max_len: match self.dead_max_len {
+                EMQ_DEAD_KEEP_ALL => None,
+                n if n >= 0 => Some(n as u64),
+                other => {
+                    return Err(Fail::invalid_argument(format!(
+                        "dead_max_len {other}: expected >= 0 or EMQ_DEAD_KEEP_ALL"
+                    )))
+                }
+            },
         })
     }
 }
@@ -270,6 +293,11 @@ pub struct emq_worker {
 }
 
 impl emq_worker {
+    /// The core worker (for `observe.rs`).
+    pub(crate) fn core(&self) -> &Worker {
+        &self.worker
+    }
+
     fn handle(&self) -> Option<Arc<WorkerHandle>> {
         self.handle
             .lock()

@@ -13,6 +13,10 @@ struct Args {
     concurrency: usize,
     rate: f64,
     payload_size: usize,
+    /// `--events off`: connect with `publish_events: false`.
+    events: bool,
+    /// `--listeners on`: a no-op worker event listener.
+    listeners: bool,
     /// Durable writes (`ConnectOptions::wait_replicas`); 0 = off.
     wait_replicas: u32,
 }
@@ -30,6 +34,8 @@ fn parse_args() -> Args {
         concurrency: 50,
         rate: 2_000.0,
         payload_size: 100,
+        events: true,
+        listeners: false,
         wait_replicas: 0,
     };
     while let Some(flag) = it.next() {
@@ -41,6 +47,8 @@ fn parse_args() -> Args {
             "--concurrency" => a.concurrency = value.parse().expect("--concurrency"),
             "--rate" => a.rate = value.parse().expect("--rate"),
             "--payload-size" => a.payload_size = value.parse().expect("--payload-size"),
+            "--events" => a.events = value == "on",
+            "--listeners" => a.listeners = value == "on",
             "--wait-replicas" => a.wait_replicas = value.parse().expect("--wait-replicas"),
             other => panic!("unknown flag {other}"),
         }
@@ -130,7 +138,7 @@ fn bench_worker(
         idle_max_ms: 5,
         ..WorkerOptions::default()
     };
-    Worker::new(client.clone(), &a.queue, options, move |job| {
+    let worker = Worker::new(client.clone(), &a.queue, options, move |job| {
         let latencies = latencies.clone();
         async move {
             if let Some(l) = latencies {
@@ -140,13 +148,22 @@ fn bench_worker(
             Ok(())
         }
     })
-    .expect("worker")
+    .expect("worker");
+    if a.listeners {
+        worker
+            .on_event(|e| {
+                std::hint::black_box(e);
+            })
+            .expect("listener");
+    }
+    worker
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let a = parse_args();
     let options = ConnectOptions {
+        publish_events: a.events,
         wait_replicas: a.wait_replicas,
         ..ConnectOptions::default()
     };

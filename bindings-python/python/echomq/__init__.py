@@ -5,6 +5,10 @@
     client.enqueue("emails", b"hello")
 
 See docs/PYTHON.md for the asyncio client, the worker and the error classes.
+
+Core log records go to the standard ``logging`` module under the logger
+``echomq`` (children such as ``echomq.worker.run``): a warning shows on stderr
+like any other, and ``logging.getLogger("echomq").setLevel(...)`` controls them.
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ from ._native import (
     JobInfo,
     KeyClass,
     ParsedId,
+    QueueEvent,
+    Settled,
+    Subscription,
+    WorkerEvent,
     WorkerStats,
     __version__,
     classify,
@@ -61,7 +69,7 @@ from ._native import (
     slot,
 )
 from ._aio import AsyncClient, connect_async
-from ._worker import Handler, Worker
+from ._worker import WORKER_EVENTS, Handler, Worker
 
 __all__ = [
     "AsyncClient",
@@ -94,12 +102,17 @@ __all__ = [
     "PROTOCOL_VERSION",
     "ParsedId",
     "ProtocolError",
+    "QueueEvent",
+    "Settled",
+    "Subscription",
     "ServerError",
     "StaleTokenError",
     "TimeoutError",
     "Unrecoverable",
     "VersionFenceError",
+    "WORKER_EVENTS",
     "Worker",
+    "WorkerEvent",
     "WorkerStats",
     "__version__",
     "classify",

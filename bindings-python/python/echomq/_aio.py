@@ -10,7 +10,7 @@ from typing import Iterable, List, Literal, Optional, Tuple, Type, Union
 
 from . import _native
 from ._errors import EchoMQError
-from ._native import BundleMismatch, Counts, Enqueued, Job, JobInfo
+from ._native import BundleMismatch, Counts, Enqueued, Job, JobInfo, Settled, Subscription
 
 Payload = Union[bytes, str, bytearray, memoryview]
 IdToken = Union[Job, Tuple[str, int]]
@@ -150,6 +150,36 @@ class AsyncClient:
     async def remove(self, queue: str, id: str) -> None:
         await self._native.remove(queue, id)
 
+    async def subscribe(self, queue: str) -> Subscription:
+        """Subscribe to ``emq:{q}:events`` on a connection of its own; read it
+        with ``async for event in sub`` (or ``await sub.next_async()``)."""
+        return await self._native.subscribe(queue)
+
+    async def wait_for(self, queue: str, id: str, timeout_ms: int) -> Settled:
+        """Wait for job ``id`` to complete or go dead (``TimeoutError`` after
+        ``timeout_ms``)."""
+        return await self._native.wait_for(queue, id, timeout_ms)
+
+    async def metrics_text(self, queues: Iterable[str]) -> str:
+        """Prometheus text exposition for ``queues``."""
+        return await self._native.metrics_text(list(queues))
+
+    async def queues(self) -> List[str]:
+        return await self._native.queues()
+
+    async def drain(
+        self, queue: str, include_scheduled: bool = False, limit: Optional[int] = None
+    ) -> int:
+        return await self._native.drain(queue, include_scheduled, limit)
+
+    async def purge_dead(
+        self, queue: str, older_than_ms: Optional[int] = None, limit: Optional[int] = None
+    ) -> int:
+        return await self._native.purge_dead(queue, older_than_ms, limit)
+
+    async def requeue_all_dead(self, queue: str, limit: Optional[int] = None) -> int:
+        return await self._native.requeue_all_dead(queue, limit)
+
 
 async def connect_async(
     url: str,
@@ -160,6 +190,7 @@ async def connect_async(
     response_timeout_ms: Optional[int] = None,
     max_payload: Optional[int] = None,
     strict_bundle: bool = False,
+    publish_events: bool = True,
     wait_replicas: int = 0,
     wait_timeout_ms: int = 1000,
 ) -> AsyncClient:
@@ -173,6 +204,7 @@ async def connect_async(
         response_timeout_ms=response_timeout_ms,
         max_payload=max_payload,
         strict_bundle=strict_bundle,
+        publish_events=publish_events,
         wait_replicas=wait_replicas,
         wait_timeout_ms=wait_timeout_ms,
     )

@@ -10,17 +10,35 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import signal
 import threading
+import weakref
 from types import FrameType
 from typing import Awaitable, Callable, List, Literal, Optional, Sequence, Union
 
 from . import _native
 from ._aio import AsyncClient
 from ._errors import EchoMQError
-from ._native import Client, Job, WorkerStats
+from ._native import Client, Job, WorkerEvent, WorkerStats
 
-__all__ = ["Worker", "Handler"]
+__all__ = ["Worker", "Handler", "WORKER_EVENTS"]
+
+WORKER_EVENTS = (
+    "active",
+    "completed",
+    "failed",
+    "dead",
+    "lease_lost",
+    "stalled",
+    "error",
+    "drained",
+    "closed",
+)
+"""The worker events; ``events=`` objects define ``on_<name>(event)`` for
+those they want (``on_completed``, ``on_failed``, ...)."""
+
+_log = logging.getLogger("echomq.worker")
 
 Handler = Callable[[Job], Optional[Awaitable[object]]]
 """A function (or ``async def``) taking the claimed ``Job``. Returning means
@@ -59,10 +77,14 @@ class Worker:
         shutdown_grace_ms: Optional[int] = None,
         prefetch: Optional[int] = None,
         handler_batch: Optional[int] = None,
+        dead_max_age_ms: Optional[int] = None,
+        dead_max_len: Optional[int] = None,
         handle_signals: bool = True,
+        events: Optional[object] = None,
     ) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable")
+        listeners = _listeners(events)
         self._handler = handler
         self._async = _is_async(handler)
         self._loop: Optional[asyncio.AbstractEventLoop] = None
@@ -83,8 +105,22 @@ class Worker:
             shutdown_grace_ms=shutdown_grace_ms,
             prefetch=prefetch,
             handler_batch=handler_batch,
+            dead_max_age_ms=dead_max_age_ms,
+            dead_max_len=dead_max_len,
             batched=self._async,
         )
+        self._listeners = listeners
+        self._events_loop: Optional[asyncio.AbstractEventLoop] = None
+        if listeners:
+            # A weak reference: the event thread must not keep this worker alive.
+            dispatch = weakref.WeakMethod(self._dispatch)
+
+            def forward(event: WorkerEvent) -> None:
+                method = dispatch()
+                if method is not None:
+                    method(event)
+
+            self._native.forward_events(forward)
 
     def __repr__(self) -> str:
         return f"<echomq.Worker queue={self.queue!r} {self.stats()!r}>"
@@ -92,6 +128,27 @@ class Worker:
     @property
     def queue(self) -> str:
         return self._native.queue
+
+    def _dispatch(self, event: WorkerEvent) -> None:
+        # On the worker's event thread. Under ``run_async`` the listener runs
+        # on that loop (like everything else there); otherwise right here.
+        loop = self._events_loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(self._deliver, event)
+                return
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+        self._deliver(event)
+
+    def _deliver(self, event: WorkerEvent) -> None:
+        listener = self._listeners.get(event.name)
+        if listener is None:
+            return
+        try:
+            listener(event)
+        except Exception:  # a listener's bug must not stop the worker
+            _log.exception("echomq worker: the %s listener raised", event.name)
 
     def _call_async_batch(self, jobs: List[Job]) -> List[Optional[BaseException]]:
         # On a core blocking thread: run the batch's coroutines together on
@@ -132,6 +189,7 @@ class Worker:
         Cancelling the awaiting task stops the worker (it drains in the background)."""
         if self._async:
             self._loop = asyncio.get_running_loop()
+        self._events_loop = asyncio.get_running_loop()
         try:
             await self._native.run_async()
         except asyncio.CancelledError:
@@ -166,6 +224,28 @@ class Worker:
             signal.signal(signal.SIGTERM, previous)
 
         return restore
+
+
+def _listeners(events: Optional[object]) -> "dict[str, Callable[[WorkerEvent], object]]":
+    """The ``on_<name>`` callables of an ``events=`` object (a mapping of
+    names to callables is accepted too)."""
+    if events is None:
+        return {}
+    found: "dict[str, Callable[[WorkerEvent], object]]" = {}
+    for name in WORKER_EVENTS:
+        if isinstance(events, dict):
+            listener = events.get(name)
+        else:
+            listener = getattr(events, "on_" + name, None)
+        if listener is not None:
+            if not callable(listener):
+                raise TypeError(f"the {name} listener must be callable")
+            found[name] = listener
+    if isinstance(events, dict):
+        unknown = set(events) - set(WORKER_EVENTS)
+        if unknown:
+            raise ValueError(f"unknown worker events {sorted(unknown)}; known: {WORKER_EVENTS}")
+    return found
 
 
 async def _gather(coros: Sequence[object]) -> List[Optional[BaseException]]:

@@ -17,9 +17,12 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::keys;
 use crate::types::Job;
 
+mod events;
 mod run;
 mod settle;
 mod state;
+
+pub use events::{EventListener, WorkerEvent};
 
 use state::{panic_message, BatchFuture, Counters, Dispatch, HandlerFuture, Shared};
 
@@ -80,6 +83,12 @@ pub struct WorkerOptions {
     /// handlers), and their slots free when the whole batch is done.
     /// Per-job Rust handlers ignore it.
     pub handler_batch: usize,
+    /// Dead-set retention, applied by the pump: dead jobs minted longer ago
+    /// than this are deleted (rows and logs). Default `None`: keep them all.
+    pub dead_max_age_ms: Option<u64>,
+    /// Dead-set retention, applied by the pump: the oldest dead jobs beyond
+    /// this many are deleted. Default `None`: keep them all.
+    pub dead_max_len: Option<u64>,
 }
 
 impl Default for WorkerOptions {
@@ -96,6 +105,8 @@ impl Default for WorkerOptions {
             shutdown_grace_ms: defaults::SHUTDOWN_GRACE_MS,
             prefetch: None,
             handler_batch: defaults::HANDLER_BATCH,
+            dead_max_age_ms: None,
+            dead_max_len: None,
         }
     }
 }
@@ -340,6 +351,8 @@ impl Worker {
                 stop_signal: tokio::sync::Notify::new(),
                 running: AtomicBool::new(false),
                 panic_next_run: AtomicBool::new(false),
+                events: std::sync::OnceLock::new(),
+                metrics: crate::metrics::WorkerMetrics::for_queue(queue),
             }),
         })
     }
@@ -351,6 +364,21 @@ impl Worker {
     /// The client this worker claims and settles through.
     pub fn client(&self) -> &Client {
         &self.shared.client
+    }
+
+    /// Send this worker's [`WorkerEvent`]s to `listener`, called on the
+    /// worker's tasks (it must return quickly). One listener per worker, set
+    /// before `run`; a second call is an *invalid argument* error.
+    pub fn on_event(&self, listener: impl Fn(&WorkerEvent) + Send + Sync + 'static) -> Result<()> {
+        if self.shared.running.load(Ordering::SeqCst) {
+            return Err(Error::invalid_argument(
+                "set the event listener before the worker runs",
+            ));
+        }
+        self.shared
+            .events
+            .set(Arc::new(listener))
+            .map_err(|_| Error::invalid_argument("this worker already has an event listener"))
     }
 
     pub fn options(&self) -> &WorkerOptions {

@@ -20,7 +20,8 @@ use tokio::time::Instant;
 
 use super::settle::{ids, lock, release, settle, settler, Held, Settlement};
 use super::state::{panic_text, Dispatch, Shared as WorkerShared};
-use super::{HandlerError, Verdict};
+use super::{HandlerError, Verdict, WorkerEvent};
+use crate::admin::DeadBound;
 use crate::defaults::PUMP_LIMIT;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
@@ -78,6 +79,7 @@ pub(crate) async fn run(shared: Arc<WorkerShared>) -> Result<()> {
         shared.queue,
         crate::worker::Worker::stats_of(&shared)
     );
+    shared.emit(WorkerEvent::Closed);
     outcome
 }
 
@@ -134,6 +136,8 @@ struct Run {
     /// Claimed jobs waiting for a free slot.
     buffer: VecDeque<Job>,
     idle: Duration,
+    /// Jobs were claimed since the queue was last seen empty (for `drained`).
+    worked: bool,
     next_claim: Instant,
     drained: bool,
 }
@@ -165,6 +169,7 @@ impl Run {
             claiming: None,
             buffer: VecDeque::new(),
             idle: Duration::from_millis(1),
+            worked: false,
             next_claim: Instant::now(),
             drained: false,
         }
@@ -256,11 +261,15 @@ impl Run {
         let idle_max = Duration::from_millis(self.shared.options.idle_max_ms);
         match claimed {
             Ok(jobs) if !jobs.is_empty() => {
+                self.worked = true;
                 self.idle = Duration::from_millis(1);
                 self.next_claim = Instant::now();
                 take(&self.shared, &self.held, &mut self.buffer, jobs);
             }
             Ok(_) => {
+                if std::mem::take(&mut self.worked) {
+                    self.shared.emit(WorkerEvent::Drained);
+                }
                 self.next_claim = Instant::now() + self.idle;
                 self.idle = (self.idle * 2).min(idle_max);
             }
@@ -272,6 +281,7 @@ impl Run {
                 let counters = &self.shared.counters;
                 counters.claim_failures.fetch_add(1, Ordering::Relaxed);
                 log::warn!("echomq worker: claim on {} failed: {e}", self.shared.queue);
+                self.shared.emit_error(&e);
                 self.next_claim = Instant::now() + idle_max.max(Duration::from_millis(100));
             }
         }
@@ -410,6 +420,10 @@ fn start_handlers(ctx: &Settle, tasks: &mut JoinSet<()>, buffer: &mut VecDeque<J
 /// never the worker) and settle each job from its verdict.
 async fn run_handler(ctx: Settle, jobs: Vec<Job>, slots: Slots) {
     let keys: Vec<(BrandedId, u64)> = jobs.iter().map(|j| (j.id, j.token)).collect();
+    for &(id, token) in &keys {
+        ctx.shared.emit(WorkerEvent::Active { id, token });
+    }
+    let started = Instant::now();
     let verdicts: Vec<Verdict> = match &ctx.shared.dispatch {
         Dispatch::PerJob(handler) => {
             let job = jobs.into_iter().next().expect("one job per task");
@@ -435,11 +449,20 @@ async fn run_handler(ctx: Settle, jobs: Vec<Job>, slots: Slots) {
     // Free the slots before settling: the next claim shares a round trip with
     // this settlement instead of waiting for it.
     drop(slots);
+    let ran = started.elapsed();
     let settles = keys
         .into_iter()
         .zip(verdicts)
         .map(|((id, token), verdict)| {
-            settle(&ctx.shared, &ctx.held, &ctx.settler, id, token, verdict)
+            settle(
+                &ctx.shared,
+                &ctx.held,
+                &ctx.settler,
+                id,
+                token,
+                verdict,
+                ran,
+            )
         });
     futures_util::future::join_all(settles).await;
 }
@@ -478,8 +501,11 @@ async fn heartbeat(shared: Arc<WorkerShared>, held: Held) {
                     if let Err(e) = verdict {
                         log::warn!("echomq worker: lease lost on {id} (token {token}): {e}");
                         if let Ok(id) = BrandedId::parse(id) {
-                            if lock(&held).remove(&id).is_some() {
+                            // Released before emitting: listeners never run under the lock.
+                            let removed = lock(&held).remove(&id);
+                            if let Some(token) = removed {
                                 shared.counters.lease_lost.fetch_add(1, Ordering::Relaxed);
+                                shared.emit(WorkerEvent::LeaseLost { id, token });
                             }
                         }
                     }
@@ -488,7 +514,8 @@ async fn heartbeat(shared: Arc<WorkerShared>, held: Held) {
             Err(e) => {
                 let counters = &shared.counters;
                 counters.heartbeat_failures.fetch_add(1, Ordering::Relaxed);
-                log::warn!("echomq worker: heartbeat on {} failed: {e}", shared.queue)
+                log::warn!("echomq worker: heartbeat on {} failed: {e}", shared.queue);
+                shared.emit_error(&e);
             }
         }
     }
@@ -507,15 +534,34 @@ async fn pumps(shared: Arc<WorkerShared>) {
                     Pump::Promote => shared.client.promote(&shared.queue, PUMP_LIMIT).await,
                     Pump::Reap => shared.client.reap(&shared.queue, PUMP_LIMIT).await,
                 };
+                if let (Pump::Reap, Ok(count @ 1..)) = (pump, &moved) {
+                    shared.emit(WorkerEvent::Stalled { count: *count });
+                }
                 match moved {
                     Ok(n) if n >= PUMP_LIMIT => continue,
                     Ok(_) => break,
                     Err(e) => {
                         log::warn!("echomq worker: {pump:?} on {} failed: {e}", shared.queue);
+                        shared.emit_error(&e);
                         break;
                     }
                 }
             }
+        }
+        let retention = DeadBound {
+            older_than_ms: shared.options.dead_max_age_ms,
+            max_len: shared.options.dead_max_len,
+        };
+        // Bounded per tick, so a huge backlog is trimmed over several ticks.
+        if let Err(e) = shared
+            .client
+            .trim_dead(&shared.queue, retention, Some(PUMP_LIMIT))
+            .await
+        {
+            log::warn!(
+                "echomq worker: dead-set trim on {} failed: {e}",
+                shared.queue
+            );
         }
     }
 }

@@ -5,11 +5,12 @@
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
 use super::state::Shared as WorkerShared;
-use super::Verdict;
+use super::{Verdict, WorkerEvent};
 use crate::defaults::SETTLE_BATCH;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
@@ -29,9 +30,11 @@ pub(crate) struct Settlement {
     id: BrandedId,
     token: u64,
     held: bool,
+    /// How long its handler ran (for the `completed` event and the metrics).
+    ran: Duration,
 }
 
-/// Settle one job from its handler's verdict.
+/// Settle one job from its handler's verdict; `ran` is how long the handler took.
 pub(crate) async fn settle(
     shared: &WorkerShared,
     held_jobs: &Held,
@@ -39,6 +42,7 @@ pub(crate) async fn settle(
     id: BrandedId,
     token: u64,
     verdict: Verdict,
+    ran: Duration,
 ) {
     // Stop heartbeating it before settling (the lease has at least two thirds
     // left), so a heartbeat racing the settlement cannot mistake a completed
@@ -49,11 +53,15 @@ pub(crate) async fn settle(
         // the next claim shares a round trip with this settlement instead of
         // waiting for it. The bounded channel still applies back-pressure.
         Ok(()) => {
-            if let Err(mpsc::error::SendError(lost)) =
-                settler.send(Settlement { id, token, held }).await
-            {
+            let settlement = Settlement {
+                id,
+                token,
+                held,
+                ran,
+            };
+            if let Err(mpsc::error::SendError(lost)) = settler.send(settlement).await {
                 let closed = Error::new(ErrorKind::Closed, "settler stopped");
-                record(shared, lost.id, lost.token, lost.held, Err(closed));
+                record(shared, &lost, Err(closed));
             }
             return;
         }
@@ -65,39 +73,65 @@ pub(crate) async fn settle(
     } else {
         opts.max_attempts
     };
+    let delay = opts.backoff_ms(token);
     let retried = shared
         .client
         .retry(
             &shared.queue,
             id.as_str(),
             token,
-            opts.backoff_ms(token),
+            delay,
             max,
             &failure.message,
         )
         .await
         .map(|verdict| {
-            let counter = match verdict {
-                RetryOutcome::Dead => &shared.counters.dead,
-                RetryOutcome::Scheduled => &shared.counters.retried,
+            let (counter, retry_in_ms) = match verdict {
+                RetryOutcome::Dead => (&shared.counters.dead, None),
+                RetryOutcome::Scheduled => (&shared.counters.retried, Some(delay)),
             };
             counter.fetch_add(1, Ordering::Relaxed);
+            let error = failure.message;
+            shared.emit(WorkerEvent::Failed {
+                id,
+                token,
+                error: error.clone(),
+                retry_in_ms,
+                duration: ran,
+            });
+            if retry_in_ms.is_none() {
+                shared.emit(WorkerEvent::Dead { id, token, error });
+            }
         });
-    record(shared, id, token, held, retried.map(|()| false));
+    let settlement = Settlement {
+        id,
+        token,
+        held,
+        ran,
+    };
+    record(shared, &settlement, retried.map(|()| false));
 }
 
 /// Account for a settled job: `Ok(true)` completed, `Ok(false)` retried or
 /// dead-lettered (already counted), or the settlement's error.
-fn record(shared: &WorkerShared, id: BrandedId, token: u64, held: bool, settled: Result<bool>) {
+fn record(shared: &WorkerShared, s: &Settlement, settled: Result<bool>) {
+    let (id, token) = (s.id, s.token);
     match settled {
         Ok(true) => {
             shared.counters.completed.fetch_add(1, Ordering::Relaxed);
+            shared.emit(WorkerEvent::Completed {
+                id,
+                token,
+                duration: s.ran,
+            });
         }
         Ok(false) => {}
         Err(e) => match e.kind() {
             ErrorKind::Stale | ErrorKind::Gone | ErrorKind::LeaseLost => {
-                if held {
+                // Not held: the heartbeat already found it lost and said so.
+                if s.held {
                     shared.counters.lease_lost.fetch_add(1, Ordering::Relaxed);
+                    shared.emit(WorkerEvent::LeaseLost { id, token });
                 }
                 log::warn!("echomq worker: lease lost on {id} (token {token}): {e}");
             }
@@ -109,6 +143,7 @@ fn record(shared: &WorkerShared, id: BrandedId, token: u64, held: bool, settled:
                     .settle_failures
                     .fetch_add(1, Ordering::Relaxed);
                 log::error!("echomq worker: could not settle {id}: {e}");
+                shared.emit_error(&e);
             }
         },
     }
@@ -126,12 +161,12 @@ pub(crate) async fn settler(shared: Arc<WorkerShared>, mut rx: mpsc::Receiver<Se
         match shared.client.complete_many(&shared.queue, &refs).await {
             Ok(verdicts) => {
                 for (s, verdict) in batch.drain(..).zip(verdicts) {
-                    record(&shared, s.id, s.token, s.held, verdict.map(|()| true));
+                    record(&shared, &s, verdict.map(|()| true));
                 }
             }
             Err(e) => {
                 for s in batch.drain(..) {
-                    record(&shared, s.id, s.token, s.held, Err(e.clone()));
+                    record(&shared, &s, Err(e.clone()));
                 }
             }
         }

@@ -6,10 +6,12 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use super::events::{EventListener, WorkerEvent};
 use super::{Verdict, WorkerOptions};
 use crate::client::Client;
+use crate::metrics::WorkerMetrics;
 use crate::types::Job;
 
 pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Verdict> + Send>>;
@@ -49,6 +51,29 @@ pub(crate) struct Shared {
     pub(crate) running: AtomicBool,
     /// The test-only hook behind `Worker::panic_next_run_for_tests`.
     pub(crate) panic_next_run: AtomicBool,
+    /// The listener for this worker's events, if one was set.
+    pub(crate) events: OnceLock<EventListener>,
+    /// This worker's series in the process's metrics.
+    pub(crate) metrics: WorkerMetrics,
+}
+
+impl Shared {
+    /// Report an event to the metrics and the listener (if any). Costs a few
+    /// atomic adds when nobody listens.
+    pub(crate) fn emit(&self, event: WorkerEvent) {
+        self.metrics.observe(&event);
+        if let Some(listener) = self.events.get() {
+            listener(&event);
+        }
+    }
+
+    /// Report a non-fatal failure of the worker's own calls.
+    pub(crate) fn emit_error(&self, e: &crate::error::Error) {
+        self.emit(WorkerEvent::Error {
+            kind: e.kind(),
+            message: e.to_string(),
+        });
+    }
 }
 
 pub(crate) fn panic_message(e: tokio::task::JoinError) -> String {

@@ -49,16 +49,28 @@ _Static_assert(sizeof(emq_id_parts) == 24 && offsetof(emq_id_parts, node_id) == 
                    offsetof(emq_id_parts, snowflake) == 8,
                "emq_id_parts");
 _Static_assert(sizeof(emq_key_info) == 40 && offsetof(emq_key_info, member) == 32, "emq_key_info");
-_Static_assert(sizeof(emq_connect_options) == 40 && offsetof(emq_connect_options, strict_bundle) == 4 &&
+_Static_assert(sizeof(emq_connect_options) == 56 && offsetof(emq_connect_options, strict_bundle) == 4 &&
                    offsetof(emq_connect_options, client_name) == 8 &&
-                   offsetof(emq_connect_options, max_payload) == 32,
+                   offsetof(emq_connect_options, max_payload) == 32 &&
+                   offsetof(emq_connect_options, publish_events) == 40 &&
+                   offsetof(emq_connect_options, wait_replicas) == 44 &&
+                   offsetof(emq_connect_options, wait_timeout_ms) == 48,
                "emq_connect_options");
-_Static_assert(sizeof(emq_worker_options) == 80 && offsetof(emq_worker_options, backoff) == 4 &&
+_Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, token) == 24 &&
+                   offsetof(emq_worker_event, duration_ms) == 48 && offsetof(emq_worker_event, count) == 56,
+               "emq_worker_event");
+_Static_assert(sizeof(emq_queue_event) == 56 && offsetof(emq_queue_event, field_count) == 40 &&
+                   offsetof(emq_queue_event, json) == 48,
+               "emq_queue_event");
+_Static_assert(sizeof(emq_worker_options) == 96 && offsetof(emq_worker_options, backoff) == 4 &&
                    offsetof(emq_worker_options, lease_ms) == 8 &&
                    offsetof(emq_worker_options, shutdown_grace_ms) == 56 &&
                    offsetof(emq_worker_options, prefetch) == 64 &&
-                   offsetof(emq_worker_options, handler_batch) == 72,
+                   offsetof(emq_worker_options, handler_batch) == 72 &&
+                   offsetof(emq_worker_options, dead_max_age_ms) == 80 &&
+                   offsetof(emq_worker_options, dead_max_len) == 88,
                "emq_worker_options");
+_Static_assert(sizeof(emq_string_list) == 16 && offsetof(emq_string_list, len) == 8, "emq_string_list");
 _Static_assert(sizeof(emq_stats) == 80 && offsetof(emq_stats, in_flight) == 40 &&
                    offsetof(emq_stats, released) == 72,
                "emq_stats");
@@ -852,6 +864,266 @@ static void test_sigkilled_worker_job_is_recovered(void) {
     emq_client_free(c);
 }
 
+
+/* ---- observability (issue #12) ---- */
+
+/* What the log handler saw (core threads call it: guarded by a mutex). */
+static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char g_log_seen[512];
+static int g_log_level;
+
+static void capture_log(emq_log_level level, const char *target, const char *message, void *user_data) {
+    (void)user_data;
+    pthread_mutex_lock(&g_log_lock);
+    if (strstr(message, "bundle mismatch") && strncmp(target, "echomq", 6) == 0) {
+        snprintf(g_log_seen, sizeof g_log_seen, "%s", message);
+        g_log_level = level;
+    }
+    pthread_mutex_unlock(&g_log_lock);
+}
+
+static void test_log_handler_receives_core_warnings(void) {
+    emq_error *err = NULL;
+    CHECK(emq_set_log_handler(capture_log, NULL, 99, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    emq_error_free(err);
+    CHECK(ok(emq_set_log_handler(capture_log, NULL, EMQ_LOG_WARN, &err), err));
+    /* Another runtime recorded a different bundle: the core warns at connect. */
+    redis(g_url, NULL, 0, "HSET '{emq}:bundle' bundle 0000");
+    emq_client *c = connect_or_null();
+    redis(g_url, NULL, 0, "HDEL '{emq}:bundle' bundle");
+    CHECK(c);
+    emq_client_free(c);
+    pthread_mutex_lock(&g_log_lock);
+    int seen = strstr(g_log_seen, "bundle mismatch") != NULL && g_log_level == EMQ_LOG_WARN;
+    pthread_mutex_unlock(&g_log_lock);
+    CHECK(ok(emq_set_log_handler(NULL, NULL, EMQ_LOG_WARN, &err), err)); /* back to stderr */
+    CHECK(seen);
+}
+
+/* Worker events, copied out of the callback. */
+#define MAX_EVENTS 64
+typedef struct {
+    pthread_mutex_t lock;
+    int n;
+    struct {
+        emq_worker_event_kind kind;
+        char id[EMQ_ID_BUF];
+        uint64_t token;
+        char error[64];
+        int64_t retry_in_ms;
+    } items[MAX_EVENTS];
+} event_log;
+
+static void record_event(const emq_worker_event *e, void *user_data) {
+    event_log *log = user_data;
+    pthread_mutex_lock(&log->lock);
+    if (log->n < MAX_EVENTS) {
+        log->items[log->n].kind = e->kind;
+        snprintf(log->items[log->n].id, EMQ_ID_BUF, "%s", e->id ? e->id : "");
+        log->items[log->n].token = e->token;
+        snprintf(log->items[log->n].error, 64, "%s", e->error ? e->error : "");
+        log->items[log->n].retry_in_ms = e->retry_in_ms;
+        log->n++;
+    }
+    pthread_mutex_unlock(&log->lock);
+}
+
+static int has_event(event_log *log, emq_worker_event_kind kind, const char *id, uint64_t token,
+                     const char *error, int64_t retry_in_ms) {
+    for (int i = 0; i < log->n; i++) {
+        if (log->items[i].kind == kind && strcmp(log->items[i].id, id) == 0 &&
+            (token == 0 || log->items[i].token == token) &&
+            (error == NULL || strcmp(log->items[i].error, error) == 0) &&
+            (retry_in_ms == -2 || log->items[i].retry_in_ms == retry_in_ms))
+            return 1;
+    }
+    return 0;
+}
+
+static emq_handler_status lifecycle_handler(const emq_job *job, void *user_data, emq_handler_result *result) {
+    (void)user_data;
+    if (job->payload_len == 5 && memcmp(job->payload, "flaky", 5) == 0 && job->token == 1) {
+        emq_handler_result_set_message(result, "try again", NULL);
+        return EMQ_HANDLER_RETRY;
+    }
+    if (job->payload_len == 6 && memcmp(job->payload, "doomed", 6) == 0) {
+        emq_handler_result_set_message(result, "never", NULL);
+        return EMQ_HANDLER_FATAL;
+    }
+    if (job->payload_len == 4 && memcmp(job->payload, "lost", 4) == 0) /* someone took it */
+        redis(g_url, NULL, 0, "HINCRBY 'emq:{t.events}:job:%s' attempts 1", job->id);
+    return EMQ_HANDLER_OK;
+}
+
+/* Queue events, copied out of the subscription's callback. */
+typedef struct {
+    pthread_mutex_t lock;
+    char lines[32][64];
+    int n;
+} queue_log;
+
+static void record_queue_event(const emq_queue_event *e, void *user_data) {
+    queue_log *log = user_data;
+    pthread_mutex_lock(&log->lock);
+    if (log->n < 32) {
+        const char *error = "";
+        for (size_t i = 0; i < e->field_count; i++)
+            if (strcmp(e->field_names[i], "error") == 0) error = e->field_values[i];
+        snprintf(log->lines[log->n++], 64, "%s %s %s", e->event, e->job, error);
+    }
+    pthread_mutex_unlock(&log->lock);
+}
+
+static int has_line(queue_log *log, const char *event, const char *job, const char *error) {
+    char want[64];
+    snprintf(want, sizeof want, "%s %s %s", event, job, error);
+    pthread_mutex_lock(&log->lock);
+    int found = 0;
+    for (int i = 0; i < log->n; i++) found |= strcmp(log->lines[i], want) == 0;
+    pthread_mutex_unlock(&log->lock);
+    return found;
+}
+
+static void test_worker_events_subscription_wait_for_metrics(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    static queue_log qlog = {PTHREAD_MUTEX_INITIALIZER, {{0}}, 0};
+    emq_subscription *sub = NULL;
+    CHECK(ok(emq_subscribe(c, "t.events", record_queue_event, &qlog, &sub, &err), err) && sub);
+
+    emq_enqueued ok_job, flaky, doomed, lost;
+    CHECK(ok(emq_enqueue(c, "t.events", LIT("ok"), &ok_job, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.events", LIT("flaky"), &flaky, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.events", LIT("doomed"), &doomed, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.events", LIT("lost"), &lost, &err), err));
+
+    static event_log elog = {PTHREAD_MUTEX_INITIALIZER, 0, {{0}}};
+    emq_worker_options o = emq_worker_options_default();
+    o.max_attempts = 2;
+    o.backoff = EMQ_BACKOFF_FIXED;
+    o.backoff_base_ms = 10;
+    o.backoff_cap_ms = 10;
+    o.pump_interval_ms = 20;
+    o.idle_max_ms = 20;
+    emq_worker *w = NULL;
+    CHECK(ok(emq_worker_new(c, "t.events", &o, lifecycle_handler, NULL, &w, &err), err));
+    CHECK(ok(emq_worker_set_event_handler(w, record_event, &elog, &err), err));
+    CHECK(emq_worker_set_event_handler(w, record_event, &elog, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    emq_error_free(err);
+    err = NULL;
+    CHECK(ok(emq_worker_start(w, &err), err));
+
+    /* wait_for: answered by the worker's settlements. */
+    emq_settled state = 0;
+    char *last_error = NULL;
+    CHECK(ok(emq_wait_for(c, "t.events", ok_job.id, 30000, &state, &last_error, &err), err));
+    CHECK(state == EMQ_SETTLED_COMPLETED && last_error == NULL);
+    CHECK(ok(emq_wait_for(c, "t.events", doomed.id, 30000, &state, &last_error, &err), err));
+    CHECK(state == EMQ_SETTLED_DEAD && last_error && strcmp(last_error, "never") == 0);
+    emq_string_free(last_error);
+    CHECK(ok(emq_wait_for(c, "t.events", flaky.id, 30000, &state, NULL, &err), err));
+    CHECK(state == EMQ_SETTLED_COMPLETED);
+    emq_stats s;
+    for (int i = 0; i < 1500 && !(emq_worker_stats(w, &s, NULL) == EMQ_OK && s.lease_lost >= 1); i++)
+        sleep_ms(20);
+    emq_worker_stop(w, NULL);
+    CHECK(ok(emq_worker_join(w, &err), err));
+    emq_worker_free(w);
+
+    CHECK(has_event(&elog, EMQ_EVENT_ACTIVE, ok_job.id, 1, NULL, -2));
+    CHECK(has_event(&elog, EMQ_EVENT_COMPLETED, ok_job.id, 1, NULL, -2));
+    CHECK(has_event(&elog, EMQ_EVENT_FAILED, flaky.id, 1, "try again", 10));
+    CHECK(has_event(&elog, EMQ_EVENT_COMPLETED, flaky.id, 2, NULL, -2));
+    CHECK(has_event(&elog, EMQ_EVENT_FAILED, doomed.id, 1, "never", -1));
+    CHECK(has_event(&elog, EMQ_EVENT_DEAD, doomed.id, 1, "never", -2));
+    CHECK(has_event(&elog, EMQ_EVENT_LEASE_LOST, lost.id, 1, NULL, -2));
+    CHECK(!has_event(&elog, EMQ_EVENT_COMPLETED, lost.id, 0, NULL, -2));
+    CHECK(elog.n > 0 && elog.items[elog.n - 1].kind == EMQ_EVENT_CLOSED);
+
+    /* The subscription saw the wire's side of it. */
+    int seen = 0;
+    for (int i = 0; i < 500 && !seen; i++) {
+        seen = has_line(&qlog, "completed", ok_job.id, "") && has_line(&qlog, "dead", doomed.id, "never");
+        if (!seen) sleep_ms(10);
+    }
+    CHECK(seen);
+    CHECK(has_line(&qlog, "added", ok_job.id, "") && has_line(&qlog, "active", ok_job.id, ""));
+    CHECK(has_line(&qlog, "retried", flaky.id, "try again"));
+    CHECK(ok(emq_subscription_close(sub, &err), err));
+    emq_subscription_free(sub);
+
+    /* Metrics: the counts, as Prometheus text. */
+    const char *queues[] = {"t.events"};
+    char *text = NULL;
+    CHECK(ok(emq_metrics_text(c, queues, 1, &text, &err), err) && text);
+    int metrics_ok = strstr(text, "echomq_dead_jobs{queue=\"t.events\"} 1\n") != NULL &&
+                     strstr(text, "echomq_completed_total{queue=\"t.events\"} 2\n") != NULL &&
+                     strstr(text, "# TYPE echomq_worker_handler_duration_seconds histogram") != NULL;
+    emq_string_free(text);
+    CHECK(metrics_ok);
+    const char *bad[] = {"bad queue"};
+    CHECK(emq_metrics_text(c, bad, 1, &text, &err) == EMQ_ERR_INVALID_QUEUE && text == NULL);
+    emq_error_free(err);
+    emq_client_free(c);
+}
+
+/* The operator verbs: queues, drain, purge_dead (age bound), requeue_all_dead. */
+static void test_operator_verbs(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    if (!c) return;
+    emq_error *err = NULL;
+    const char *q = "t.ops";
+    emq_enqueued receipt;
+    for (int i = 0; i < 3; i++) CHECK(ok(emq_enqueue(c, q, (const uint8_t *)"p", 1, &receipt, &err), err));
+    CHECK(ok(emq_enqueue_in(c, q, (const uint8_t *)"later", 5, 60000, &receipt, &err), err));
+    CHECK(ok(emq_pause(c, "t.ops-empty", &err), err));
+
+    emq_string_list *names = NULL;
+    CHECK(ok(emq_queues(c, &names, &err), err) && names);
+    int seen_ops = 0, seen_empty = 0;
+    for (size_t i = 0; names && i < names->len; i++) {
+        if (strcmp(names->items[i], q) == 0) seen_ops = 1;
+        if (strcmp(names->items[i], "t.ops-empty") == 0) seen_empty = 1;
+    }
+    CHECK(seen_ops && seen_empty);
+    emq_string_list_free(names);
+
+    uint64_t n = 0;
+    CHECK(ok(emq_drain(c, q, false, 2, &n, &err), err) && n == 2);
+    CHECK(ok(emq_drain(c, q, true, 0, &n, &err), err) && n == 2);
+    emq_queue_counts counts;
+    CHECK(ok(emq_counts(c, q, &counts, &err), err) && counts.pending == 0 && counts.scheduled == 0);
+
+    /* two dead jobs, requeue them all, kill them again, purge by age then all */
+    for (int i = 0; i < 2; i++) CHECK(ok(emq_enqueue(c, q, (const uint8_t *)"d", 1, &receipt, &err), err));
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 2; i++) {
+            emq_job *job = NULL;
+            emq_retry_outcome outcome = -1;
+            CHECK(ok(emq_claim(c, q, 30000, &job, &err), err) && job);
+            if (!job) return;
+            CHECK(ok(emq_retry(c, q, job->id, job->token, 0, 1, "x", &outcome, &err), err));
+            CHECK(outcome == EMQ_RETRY_DEAD);
+            emq_job_free(job);
+        }
+        if (round == 0) {
+            CHECK(ok(emq_requeue_all_dead(c, q, 0, &n, &err), err) && n == 2);
+        }
+    }
+    uint64_t day = 86400000;
+    CHECK(ok(emq_purge_dead(c, q, &day, 0, &n, &err), err) && n == 0);
+    CHECK(ok(emq_purge_dead(c, q, NULL, 0, &n, &err), err) && n == 2);
+    CHECK(emq_drain(c, "bad queue", false, 0, &n, &err) == EMQ_ERR_INVALID_QUEUE);
+    emq_error_free(err);
+    CHECK(emq_queues(c, NULL, NULL) == EMQ_ERR_NULL_POINTER);
+
+    emq_worker_options wo = emq_worker_options_default();
+    CHECK(wo.dead_max_age_ms == 0 && wo.dead_max_len == EMQ_DEAD_KEEP_ALL);
+    emq_client_free(c);
+}
+
 int main(int argc, char **argv) {
     g_url = getenv("EMQ_URL");
     if (!g_url) {
@@ -861,6 +1133,7 @@ int main(int argc, char **argv) {
     g_self = argv[0];
     if (argc > 1 && strcmp(argv[1], "child-worker") == 0) return child_worker();
     run_test("pure helpers", test_pure_helpers);
+    run_test("queues, drain, purge_dead, requeue_all_dead", test_operator_verbs);
     run_test("enqueue, claim, complete (row gone)", test_enqueue_claim_complete);
     run_test("stale token -> EMQ_ERR_STALE, row intact", test_stale_token_keeps_row);
     run_test("version fence -> EMQ_ERR_VERSION_FENCE with found", test_version_fence);
@@ -874,6 +1147,8 @@ int main(int argc, char **argv) {
     run_test("heartbeats keep a handler 3x the lease from being reaped", test_heartbeat_outlives_the_lease);
     run_test("graceful stop leaves nothing in active", test_graceful_stop_leaves_nothing_active);
     run_test("a SIGKILLed worker's job is recovered with token 2", test_sigkilled_worker_job_is_recovered);
+    run_test("log handler receives the core's warnings", test_log_handler_receives_core_warnings);
+    run_test("worker events, subscription, wait_for, metrics", test_worker_events_subscription_wait_for_metrics);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

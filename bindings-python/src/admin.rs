@@ -1,0 +1,118 @@
+//! The operator verbs (`queues`, `drain`, `purge_dead`, `requeue_all_dead`)
+//! on both clients, and `cli_main`: the `emq` command itself, which the
+//! package's console script calls.
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::aio::{future_into_py, NativeAsyncClient};
+use crate::client::Client;
+use crate::errors::err;
+
+fn count(py: Python<'_>, n: u64) -> PyResult<Bound<'_, PyAny>> {
+    Ok(n.into_pyobject(py)?.into_any())
+}
+
+#[pymethods]
+impl Client {
+    fn queues(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let c = &self.inner;
+        py.detach(|| c.queues()).map_err(err)
+    }
+
+    #[pyo3(signature = (queue, include_scheduled=false, limit=None))]
+    fn drain(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        include_scheduled: bool,
+        limit: Option<u64>,
+    ) -> PyResult<u64> {
+        let c = &self.inner;
+        py.detach(|| c.drain(&queue, include_scheduled, limit))
+            .map_err(err)
+    }
+
+    #[pyo3(signature = (queue, older_than_ms=None, limit=None))]
+    fn purge_dead(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        older_than_ms: Option<u64>,
+        limit: Option<u64>,
+    ) -> PyResult<u64> {
+        let c = &self.inner;
+        py.detach(|| c.purge_dead(&queue, older_than_ms, limit))
+            .map_err(err)
+    }
+
+    #[pyo3(signature = (queue, limit=None))]
+    fn requeue_all_dead(&self, py: Python<'_>, queue: String, limit: Option<u64>) -> PyResult<u64> {
+        let c = &self.inner;
+        py.detach(|| c.requeue_all_dead(&queue, limit)).map_err(err)
+    }
+}
+
+#[pymethods]
+impl NativeAsyncClient {
+    fn queues<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(py, async move { c.queues().await }, |py, names| {
+            Ok(PyList::new(py, names)?.into_any())
+        })
+    }
+
+    #[pyo3(signature = (queue, include_scheduled=false, limit=None))]
+    fn drain<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        include_scheduled: bool,
+        limit: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.drain(&queue, include_scheduled, limit).await },
+            count,
+        )
+    }
+
+    #[pyo3(signature = (queue, older_than_ms=None, limit=None))]
+    fn purge_dead<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        older_than_ms: Option<u64>,
+        limit: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.purge_dead(&queue, older_than_ms, limit).await },
+            count,
+        )
+    }
+
+    #[pyo3(signature = (queue, limit=None))]
+    fn requeue_all_dead<'py>(
+        &self,
+        py: Python<'py>,
+        queue: String,
+        limit: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move { c.requeue_all_dead(&queue, limit).await },
+            count,
+        )
+    }
+}
+
+/// Run the `emq` command with `argv` (program name first) and answer its
+/// exit code. The GIL is released for the whole run.
+#[pyfunction]
+pub fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.detach(|| echomq_cli::run(argv))
+}

@@ -1,0 +1,90 @@
+//! One module per group of commands; `dispatch` maps a parsed command line
+//! to its function. Each function answers the exit code or a [`Fail`].
+
+use std::time::Duration;
+
+use echomq::{Client, ConnectOptions};
+
+use crate::fail::Fail;
+use crate::{Cli, Command};
+
+pub mod change;
+pub mod doctor;
+pub mod pump;
+pub mod serve;
+pub mod view;
+pub mod watch;
+
+/// What every command receives: the URL and the output mode.
+pub struct Ctx {
+    pub url: String,
+    pub json: bool,
+}
+
+impl Ctx {
+    /// Connect (and fence) as the client named `emq`, so `CLIENT LIST`
+    /// shows which connections are operators.
+    pub async fn connect(&self) -> Result<Client, Fail> {
+        let options = ConnectOptions {
+            client_name: Some("emq".to_string()),
+            connect_timeout: Duration::from_secs(5),
+            ..ConnectOptions::default()
+        };
+        Ok(Client::connect(&self.url, options).await?)
+    }
+
+    /// The named queues (checked before any I/O), or every queue when none.
+    pub async fn queues_or_all(
+        &self,
+        client: &Client,
+        named: &[String],
+    ) -> Result<Vec<String>, Fail> {
+        if named.is_empty() {
+            Ok(client.queues().await?)
+        } else {
+            Ok(named.to_vec())
+        }
+    }
+}
+
+/// Refuse a malformed queue name before connecting.
+pub fn check_queues(queues: &[String]) -> Result<(), Fail> {
+    for q in queues {
+        echomq::keys::validate_queue(q)?;
+    }
+    Ok(())
+}
+
+/// Refuse a malformed id before connecting.
+pub fn check_ids(ids: &[String]) -> Result<(), Fail> {
+    for id in ids {
+        echomq::BrandedId::parse(id)?;
+    }
+    Ok(())
+}
+
+pub async fn dispatch(cli: Cli) -> Result<i32, Fail> {
+    let ctx = Ctx {
+        url: cli.url,
+        json: cli.json,
+    };
+    match cli.command {
+        Command::Queues => view::queues(&ctx).await,
+        Command::Stats(a) => view::stats(&ctx, a).await,
+        Command::Watch(a) => watch::watch(&ctx, a).await,
+        Command::Jobs(a) => view::jobs(&ctx, a).await,
+        Command::Job(a) => view::job(&ctx, a).await,
+        Command::Dead(a) => view::dead(&ctx, a).await,
+        Command::Requeue(a) => change::requeue(&ctx, a).await,
+        Command::Remove(a) => change::remove(&ctx, a).await,
+        Command::PurgeDead(a) => change::purge_dead(&ctx, a).await,
+        Command::Pause(a) => change::pause(&ctx, a, true).await,
+        Command::Resume(a) => change::pause(&ctx, a, false).await,
+        Command::Drain(a) => change::drain(&ctx, a).await,
+        Command::Enqueue(a) => change::enqueue(&ctx, a).await,
+        Command::Pump(a) => pump::pump(&ctx, a).await,
+        Command::Doctor(a) => doctor::doctor(&ctx, a).await,
+        Command::Metrics(a) => serve::metrics(&ctx, a).await,
+        Command::Dashboard(a) => serve::dashboard(&ctx, a).await,
+    }
+}

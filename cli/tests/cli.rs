@@ -1,0 +1,818 @@
+//! The built `emq` binary against real redis-servers, on queues filled by the
+//! Python package (`tests/fill.py`, run by the interpreter in
+//! `EMQ_TEST_PYTHON`, which `scripts/test-cli.sh` provides). Output is
+//! checked (the `--json` shapes of docs/CLI.md), wire state is asserted with
+//! raw commands, and every bad-input case is checked for code and message.
+
+#[path = "../../core/tests/common/mod.rs"]
+mod common;
+
+use std::process::{Child, Command as Proc, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use common::{free_port, Server};
+use redis::Commands;
+use serde_json::Value;
+
+const Q: &str = "orders";
+
+fn emq(server_url: &str) -> Command {
+    let mut cmd = Command::cargo_bin("emq").unwrap();
+    cmd.env("EMQ_URL", server_url).env_remove("RUST_BACKTRACE");
+    cmd
+}
+
+/// Run `emq args…`; answer (exit code, stdout, stderr).
+fn run(url: &str, args: &[&str]) -> (i32, String, String) {
+    let out = emq(url).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(url: &str, args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (code, out, err) = run(url, &all);
+    assert_eq!(code, 0, "emq {args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+/// One line on stderr, no panic text, no backtrace.
+fn assert_one_line_error(err: &str) {
+    assert_eq!(err.lines().count(), 1, "one line expected: {err:?}");
+    assert!(err.starts_with("emq: "), "{err:?}");
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err:?}"
+    );
+}
+
+/// The ids `fill.py` made: 2 dead, 1 active, 3 pending, 1 scheduled.
+struct Filled {
+    pending: Vec<String>,
+    dead: Vec<String>,
+    active: String,
+    scheduled: String,
+}
+
+fn fill(server: &Server) -> Filled {
+    let python = std::env::var("EMQ_TEST_PYTHON")
+        .expect("set EMQ_TEST_PYTHON to a python with echomq installed (scripts/test-cli.sh does)");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fill.py");
+    let out = Proc::new(python)
+        .args([script, &server.url(), Q])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fill.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let list = |k: &str| -> Vec<String> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    Filled {
+        pending: list("pending"),
+        dead: list("dead"),
+        active: v["active"].as_str().unwrap().to_string(),
+        scheduled: list("scheduled").remove(0),
+    }
+}
+
+fn zcard(server: &Server, set: &str) -> u64 {
+    server.raw().zcard(format!("emq:{{{Q}}}:{set}")).unwrap()
+}
+
+fn row_exists(server: &Server, id: &str) -> bool {
+    server
+        .raw()
+        .exists(format!("emq:{{{Q}}}:job:{id}"))
+        .unwrap()
+}
+
+#[test]
+fn version_names_the_package_and_the_wire() {
+    let (code, out, _) = run("redis://127.0.0.1:1/", &["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.trim(),
+        format!("emq {} (wire echomq:2.0.0)", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn queues_and_stats_show_every_queue_with_depths() {
+    let server = Server::start();
+    let url = server.url();
+    fill(&server);
+    let (code, _, _) = run(&url, &["pause", "idle"]);
+    assert_eq!(code, 0);
+
+    let v = json(&url, &["queues"]);
+    let list = v.as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["queue"], "idle");
+    assert_eq!(list[0]["paused"], true);
+    let o = &list[1];
+    assert_eq!(
+        (
+            &o["queue"],
+            &o["pending"],
+            &o["active"],
+            &o["scheduled"],
+            &o["dead"],
+            &o["failed"]
+        ),
+        (
+            &Value::from("orders"),
+            &Value::from(3),
+            &Value::from(1),
+            &Value::from(1),
+            &Value::from(2),
+            &Value::from(2)
+        )
+    );
+    let (code, out, _) = run(&url, &["queues"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("QUEUE") && lines[0].ends_with("PAUSED"));
+    let cells: Vec<&str> = lines[2].split_whitespace().collect();
+    assert_eq!(cells, ["orders", "3", "1", "1", "2", "0", "2", "no"]);
+
+    let v = json(&url, &["stats", Q]);
+    assert_eq!(v[0]["pending"], 3);
+    assert!(v[0]["completed_per_s"].is_null());
+    // --watch: one JSON line per refresh, rates from the second on.
+    let (code, out, _) = run(
+        &url,
+        &[
+            "--json",
+            "stats",
+            Q,
+            "--watch",
+            "--count",
+            "2",
+            "--interval",
+            "100ms",
+        ],
+    );
+    assert_eq!(code, 0);
+    let frames: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(frames.len(), 2);
+    assert!(frames[0]["queues"][0]["completed_per_s"].is_null());
+    assert_eq!(frames[1]["queues"][0]["completed_per_s"], 0.0);
+}
+
+#[test]
+fn jobs_dead_and_job_show_rows_sets_and_payloads() {
+    let server = Server::start();
+    let url = server.url();
+    let f = fill(&server);
+
+    let v = json(&url, &["jobs", Q]);
+    let ids: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        f.pending.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    assert_eq!(v[0]["state"], "pending");
+    assert_eq!(v[0]["attempts"], 0);
+    let v = json(&url, &["jobs", Q, "--newest", "--limit", "1"]);
+    assert_eq!(v[0]["id"], f.pending[2].as_str());
+
+    let v = json(&url, &["dead", Q]);
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    assert_eq!(v[0]["id"], f.dead[0].as_str());
+    assert_eq!(v[0]["last_error"], "boom doomed 0");
+    assert_eq!(v[0]["attempts"], 1);
+    let (_, out, _) = run(&url, &["dead", Q]);
+    assert!(out.contains("boom doomed 1"), "{out}");
+
+    let v = json(&url, &["jobs", Q, "--state", "active"]);
+    assert_eq!(v[0]["id"], f.active.as_str());
+    assert!(v[0]["lease_deadline_ms"].as_u64().unwrap() > v[0]["minted_at_ms"].as_u64().unwrap());
+    let (_, out, _) = run(&url, &["jobs", Q, "--state", "scheduled"]);
+    assert!(
+        out.contains(&f.scheduled) && out.contains("runs in 59m"),
+        "{out}"
+    );
+    // --since/--until filter by mint time: nothing is from the future.
+    let v = json(&url, &["jobs", Q, "--since", "4000000000000"]);
+    assert!(v.as_array().unwrap().is_empty());
+    let v = json(
+        &url,
+        &["jobs", Q, "--since", "1h", "--until", "4000000000000"],
+    );
+    assert_eq!(v.as_array().unwrap().len(), 3);
+
+    let v = json(&url, &["job", Q, &f.pending[1]]);
+    assert_eq!(v["state"], "pending");
+    assert_eq!(v["found_in"][0]["set"], "pending");
+    assert_eq!(v["payload"], r#"{"order": 1}"#);
+    assert_eq!(v["fields"]["attempts"], "0");
+    let (code, out, _) = run(&url, &["job", Q, &f.pending[1], "--payload", "json"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("found in  pending") && out.contains("\"order\": 1"),
+        "{out}"
+    );
+    let raw = emq(&url)
+        .args(["job", Q, &f.active, "--payload", "raw"])
+        .output()
+        .unwrap();
+    assert_eq!(raw.stdout, b"busy");
+    let (code, _, err) = run(&url, &["job", Q, &f.active, "--payload", "json"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is not JSON"), "{err}");
+    assert_one_line_error(&err);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_1() {
+    let server = Server::start();
+    let url = server.url();
+    let missing = "JOB0NgWEfAEJfs";
+    let cases: &[(&[&str], &str)] = &[
+        (&["job", Q, missing], "no such job"),
+        (&["job", Q, "JOB123"], "invalid branded id"),
+        (&["job", "bad queue", missing], "invalid queue name"),
+        (&["jobs", "emq"], "invalid queue name"),
+        (&["stats", "a}b"], "invalid queue name"),
+        (&["requeue", Q, "nope"], "invalid branded id"),
+        (&["requeue", Q, missing], "no such job"),
+        (&["remove", Q, missing, "--yes"], "no such job"),
+        (
+            &["jobs", Q, "--limit", "0"],
+            "--limit must be greater than zero",
+        ),
+        (
+            &["jobs", Q, "--since", "soon"],
+            "cannot read \"soon\" as a time",
+        ),
+        (&["jobs"], "required"),
+        (
+            &["purge-dead", Q, "--older-than", "forever", "--yes"],
+            "--older-than",
+        ),
+        (&["enqueue", Q], "give a payload"),
+        (&["enqueue", Q, "x", "--at", "5m"], "absolute time"),
+        (
+            &["enqueue", Q, "x", "--in", "1m", "--id", missing],
+            "cannot be used with",
+        ),
+        (&["frobnicate"], "unrecognized subcommand"),
+    ];
+    for (args, want) in cases {
+        let (code, out, err) = run(&url, args);
+        assert_eq!(code, 1, "emq {args:?}: {out} {err}");
+        assert!(err.contains(want), "emq {args:?}: {err:?} lacks {want:?}");
+        assert_one_line_error(&err);
+    }
+}
+
+#[test]
+fn a_refused_connection_is_exit_2_naming_the_url_without_its_password() {
+    let url = format!("redis://:hunter2@127.0.0.1:{}/", free_port());
+    for args in [
+        &["queues"][..],
+        &["doctor"][..],
+        &["job", Q, "JOB0NgWEfAEJfs"][..],
+    ] {
+        let (code, _, err) = run(&url, args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("redis://:***@127.0.0.1:"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+        assert_one_line_error(&err);
+    }
+    let (code, _, err) = run("redis://:hunter2@[bad", &["queues"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[test]
+fn a_fence_mismatch_is_exit_2_naming_the_value_found() {
+    let server = Server::start();
+    let _: () = server.raw().set("{emq}:version", "echomq:9.9.9").unwrap();
+    let (code, _, err) = run(&server.url(), &["queues"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("\"echomq:9.9.9\""), "{err}");
+    assert_one_line_error(&err);
+    let (code, out, _) = run(&server.url(), &["doctor", "--sample", "10ms"]);
+    assert_eq!(code, 2);
+    assert!(
+        out.contains("FAIL  fence") && out.contains("echomq:9.9.9"),
+        "{out}"
+    );
+}
+
+#[test]
+fn requeue_remove_and_purge_change_the_wire_and_say_so() {
+    let server = Server::start();
+    let url = server.url();
+    let f = fill(&server);
+
+    let (code, out, _) = run(&url, &["requeue", Q, &f.dead[0]]);
+    assert_eq!(
+        (code, out.trim()),
+        (0, format!("requeued {}", f.dead[0]).as_str())
+    );
+    assert_eq!(zcard(&server, "dead"), 1);
+    // Not dead (any more): refused, exit 1, the other id still done.
+    let (code, out, err) = run(&url, &["requeue", Q, &f.dead[0], &f.dead[1]]);
+    assert_eq!(code, 1);
+    assert!(out.contains(&format!("requeued {}", f.dead[1])), "{out}");
+    assert!(err.contains("not in dead"), "{err}");
+    assert_eq!(zcard(&server, "dead"), 0);
+    assert_eq!(zcard(&server, "pending"), 5);
+
+    // remove: destructive, so not without --yes off a terminal.
+    let (code, _, err) = run(&url, &["remove", Q, &f.pending[0]]);
+    assert_eq!(code, 1);
+    assert!(err.contains("refusing without --yes"), "{err}");
+    assert!(row_exists(&server, &f.pending[0]));
+    // One removable and one active job: the first goes, the second is refused (exit 1).
+    let (code, out, err) = run(
+        &url,
+        &["--json", "remove", Q, &f.pending[0], &f.active, "--yes"],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("is active"), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["removed"][0], f.pending[0].as_str());
+    assert_eq!(v["refused"][0]["id"], f.active.as_str());
+    assert!(!row_exists(&server, &f.pending[0]));
+    assert!(row_exists(&server, &f.active));
+}
+
+#[test]
+fn requeue_all_and_purge_dead_work_in_batches() {
+    let server = Server::start();
+    let url = server.url();
+    let f = fill(&server);
+    let (code, _, err) = run(&url, &["requeue", Q, "--all"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("Requeue all 2 dead jobs") && err.contains("--yes"),
+        "{err}"
+    );
+    assert_eq!(zcard(&server, "dead"), 2);
+    let (code, out, _) = run(&url, &["requeue", Q, "--all", "--yes"]);
+    assert_eq!((code, out.trim()), (0, "requeued 2 dead jobs of orders"));
+    assert_eq!(zcard(&server, "dead"), 0);
+    let row: std::collections::HashMap<String, String> = server
+        .raw()
+        .hgetall(format!("emq:{{{Q}}}:job:{}", f.dead[0]))
+        .unwrap();
+    assert_eq!(row["state"], "pending");
+    assert!(!row.contains_key("last_error"));
+
+    // Kill them again (with a log line each), then purge.
+    let mut raw = server.raw();
+    for id in &f.dead {
+        let _: () = raw.zrem(format!("emq:{{{Q}}}:pending"), id).unwrap();
+        let _: () = raw.zadd(format!("emq:{{{Q}}}:dead"), id, 0).unwrap();
+        let _: () = raw
+            .hset(format!("emq:{{{Q}}}:job:{id}"), "state", "dead")
+            .unwrap();
+        let _: () = raw
+            .rpush(format!("emq:{{{Q}}}:job:{id}:logs"), "line")
+            .unwrap();
+    }
+    let (code, out, _) = run(&url, &["purge-dead", Q, "--older-than", "1d", "--yes"]);
+    assert_eq!((code, out.trim()), (0, "deleted 0 dead jobs of orders"));
+    let (code, _, err) = run(&url, &["purge-dead", Q]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Delete all 2 dead jobs"), "{err}");
+    let v = json(&url, &["purge-dead", Q, "--yes"]);
+    assert_eq!(v, serde_json::json!({"queue": Q, "deleted": 2}));
+    for id in &f.dead {
+        assert!(!row_exists(&server, id));
+        let logs: bool = raw.exists(format!("emq:{{{Q}}}:job:{id}:logs")).unwrap();
+        assert!(!logs);
+    }
+}
+
+#[test]
+fn drain_pause_resume_and_enqueue() {
+    let server = Server::start();
+    let url = server.url();
+    let f = fill(&server);
+
+    let (code, out, _) = run(&url, &["pause", Q]);
+    assert_eq!((code, out.trim()), (0, "paused orders"));
+    let paused: bool = server
+        .raw()
+        .hexists(format!("emq:{{{Q}}}:meta"), "paused")
+        .unwrap();
+    assert!(paused);
+    let (code, out, _) = run(&url, &["resume", Q]);
+    assert_eq!((code, out.trim()), (0, "resumed orders"));
+    let paused: bool = server
+        .raw()
+        .hexists(format!("emq:{{{Q}}}:meta"), "paused")
+        .unwrap();
+    assert!(!paused);
+
+    let (code, _, err) = run(&url, &["drain", Q]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("Delete 3 pending jobs of orders? (1 active jobs are kept)"),
+        "{err}"
+    );
+    assert_eq!(zcard(&server, "pending"), 3);
+    let (code, out, _) = run(&url, &["drain", Q, "--yes"]);
+    assert_eq!((code, out.trim()), (0, "deleted 3 waiting jobs of orders"));
+    assert_eq!(zcard(&server, "pending"), 0);
+    assert_eq!(zcard(&server, "schedule"), 1);
+    assert!(row_exists(&server, &f.active));
+    let (code, out, _) = run(&url, &["drain", Q, "--include-scheduled", "--yes"]);
+    assert_eq!((code, out.trim()), (0, "deleted 1 waiting jobs of orders"));
+    assert_eq!(zcard(&server, "schedule"), 0);
+
+    // enqueue: an argument, a file, stdin, a delay, an id (idempotent).
+    let v = json(&url, &["enqueue", Q, "hello"]);
+    assert_eq!(
+        (&v["state"], &v["duplicate"]),
+        (&Value::from("pending"), &Value::from(false))
+    );
+    let id = v["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        server
+            .raw()
+            .hget::<_, _, Vec<u8>>(format!("emq:{{{Q}}}:job:{id}"), "payload")
+            .unwrap(),
+        b"hello"
+    );
+    let dir = std::env::temp_dir().join(format!("emq-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("payload.bin");
+    std::fs::write(&file, b"\x00\xfffile").unwrap();
+    let v = json(&url, &["enqueue", Q, "--file", file.to_str().unwrap()]);
+    let fid = v["id"].as_str().unwrap().to_string();
+    let out = emq(&url)
+        .args(["job", Q, &fid, "--payload", "raw"])
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, b"\x00\xfffile");
+    let out = emq(&url)
+        .args(["enqueue", Q, "-"])
+        .write_stdin("from stdin")
+        .output()
+        .unwrap();
+    let sid = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let v = json(&url, &["job", Q, &sid]);
+    assert_eq!(v["payload"], "from stdin");
+    let v = json(&url, &["enqueue", Q, "later", "--in", "1h"]);
+    assert_eq!(v["state"], "scheduled");
+    assert_eq!(zcard(&server, "schedule"), 1);
+    let (code, out, _) = run(&url, &["enqueue", Q, "again", "--id", &id]);
+    assert_eq!(code, 0);
+    assert!(out.contains("duplicate"), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn drain_of_more_than_one_batch() {
+    let server = Server::start();
+    let url = server.url();
+    let mut raw = server.raw();
+    // 1,203 rows as the enqueue script writes them, in one pipeline.
+    let mut pipe = redis::pipe();
+    for _ in 0..1_203 {
+        let id = echomq::id::mint_job_id();
+        pipe.hset_multiple(
+            format!("emq:{{{Q}}}:job:{id}"),
+            &[("state", "pending"), ("attempts", "0"), ("payload", "x")],
+        )
+        .ignore()
+        .zadd(format!("emq:{{{Q}}}:pending"), id.as_str(), 0)
+        .ignore();
+    }
+    let _: () = pipe.query(&mut raw).unwrap();
+    let (code, out, _) = run(&url, &["drain", Q, "--yes"]);
+    assert_eq!(
+        (code, out.trim()),
+        (0, "deleted 1203 waiting jobs of orders")
+    );
+    let rows: Vec<String> = raw.keys(format!("emq:{{{Q}}}:job:*")).unwrap();
+    assert!(rows.is_empty());
+}
+
+#[test]
+fn watch_off_a_terminal_prints_plain_frames() {
+    let server = Server::start();
+    let url = server.url();
+    fill(&server);
+    let (code, out, _) = run(&url, &["watch", "--count", "2", "--interval", "100ms"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.matches("OLDEST").count(), 2, "{out}");
+    let line = out.lines().rfind(|l| l.starts_with("orders")).unwrap();
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    // queue, pending 3, active 1, scheduled 1, dead 2, done/s, failed/s, fail%, oldest age
+    assert_eq!(&cells[..5], ["orders", "3", "1", "1", "2"]);
+    assert_eq!(cells[5], "0.0");
+}
+
+/// Start `emq pump …` as a child process.
+fn spawn_pump(url: &str, args: &[&str]) -> Child {
+    Proc::new(assert_cmd::cargo::cargo_bin("emq"))
+        .env("EMQ_URL", url)
+        .arg("pump")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_until(mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "condition not reached in 20 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn pump_promotes_reaps_trims_and_stops_on_sigterm() {
+    let server = Server::start();
+    let url = server.url();
+    let f = fill(&server);
+    let mut raw = server.raw();
+    // Make the scheduled job due and the active lease lapsed.
+    let _: () = raw
+        .zadd(format!("emq:{{{Q}}}:schedule"), &f.scheduled, 1)
+        .unwrap();
+    let _: () = raw
+        .zadd(format!("emq:{{{Q}}}:active"), &f.active, 1)
+        .unwrap();
+    let pump = spawn_pump(&url, &[Q, "--interval", "50ms", "--dead-max-len", "1"]);
+    wait_until(|| zcard(&server, "pending") == 5 && zcard(&server, "dead") == 1);
+    assert_eq!(zcard(&server, "schedule"), 0);
+    assert_eq!(zcard(&server, "active"), 0);
+    // The newer dead job is the one kept.
+    let left: Vec<String> = raw.zrange(format!("emq:{{{Q}}}:dead"), 0, -1).unwrap();
+    assert_eq!(left, vec![f.dead[1].clone()]);
+    let status = Proc::new("kill")
+        .args(["-TERM", &pump.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = pump.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("promoted 1, reaped 1, dead trimmed 1"),
+        "{err}"
+    );
+    assert!(err.trim_end().ends_with("emq pump: stopped"), "{err}");
+}
+
+/// A redis-server with extra arguments (the doctor's configurations).
+struct Configured {
+    port: u16,
+    child: Child,
+    dir: std::path::PathBuf,
+}
+
+impl Configured {
+    fn start(extra: &[&str]) -> Configured {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("emq-doctor-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = Proc::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--dir", dir.to_str().unwrap()])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let url = format!("redis://127.0.0.1:{port}/");
+        wait_until(|| {
+            redis::Client::open(url.as_str())
+                .and_then(|c| c.get_connection())
+                .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c))
+                .is_ok()
+        });
+        Configured { port, child, dir }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for Configured {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn doctor_fails_on_an_evicting_server() {
+    let server = Configured::start(&[
+        "--maxmemory",
+        "100mb",
+        "--maxmemory-policy",
+        "allkeys-lru",
+        "--appendonly",
+        "yes",
+    ]);
+    let (code, out, _) = run(&server.url(), &["doctor", "--sample", "10ms"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("FAIL  maxmemory-policy  allkeys-lru can silently evict jobs"),
+        "{out}"
+    );
+}
+
+#[test]
+fn doctor_passes_on_noeviction_with_aof() {
+    let server = Configured::start(&[
+        "--maxmemory-policy",
+        "noeviction",
+        "--appendonly",
+        "yes",
+        "--save",
+        "",
+    ]);
+    let url = server.url();
+    let (code, out, _) = run(&url, &["enqueue", Q, "x"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = run(&url, &["doctor", "--sample", "10ms"]);
+    assert_eq!(code, 0, "{out}");
+    for line in out.lines() {
+        assert!(line.starts_with("PASS  "), "{out}");
+    }
+    for name in [
+        "server",
+        "fence",
+        "bundle",
+        "maxmemory-policy",
+        "persistence",
+        "cluster",
+        "latency",
+        "clock",
+        "queues",
+        "leases",
+        "dead sets",
+    ] {
+        assert!(out.contains(&format!("PASS  {name:<16}")), "{name}: {out}");
+    }
+    assert!(out.contains("Redis ") && out.contains("AOF on"), "{out}");
+    let v = json(&url, &["doctor", "--sample", "10ms"]);
+    assert_eq!(v["status"], "PASS");
+    assert_eq!(v["server"], "redis");
+}
+
+#[test]
+fn doctor_warns_on_no_persistence_stuck_leases_and_growing_dead_sets() {
+    let server = Server::start();
+    let url = server.url();
+    fill(&server);
+    let _: () = server
+        .raw()
+        .zadd(format!("emq:{{{Q}}}:active"), "JOB0NgWEfAEJfs", 1)
+        .unwrap();
+    // Something dead-letters while the doctor samples.
+    let url2 = url.clone();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        let client = echomq::blocking::Client::connect(&url2, Default::default()).unwrap();
+        client.enqueue("orders", b"x").unwrap();
+        let job = client.claim("orders", 60_000).unwrap().unwrap();
+        client
+            .retry("orders", job.id.as_str(), job.token, 0, 1, "late")
+            .unwrap();
+    });
+    let (code, out, _) = run(&url, &["doctor", "--sample", "1s"]);
+    killer.join().unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("WARN  persistence       no AOF and no RDB"),
+        "{out}"
+    );
+    assert!(
+        out.contains("WARN  leases") && out.contains("orders (1)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("WARN  dead sets") && out.contains("orders (+1)"),
+        "{out}"
+    );
+    assert!(!out.contains("FAIL"), "{out}");
+}
+
+/// Start `emq ARGS…` serving HTTP; answer the child and the address its
+/// first stdout line names (`… http://ADDR/…`).
+fn spawn_server(url: &str, args: &[&str]) -> (Child, String) {
+    use std::io::BufRead;
+    let mut child = Proc::new(assert_cmd::cargo::cargo_bin("emq"))
+        .env("EMQ_URL", url)
+        .env_remove("EMQ_DASHBOARD_TOKEN")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    (child, addr)
+}
+
+/// A plain HTTP/1.0 GET: the status code and the body.
+fn http_get(addr: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or("");
+    (status, body.to_string())
+}
+
+fn stop(child: Child) {
+    let status = Proc::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn metrics_serves_prometheus_text_equal_to_the_sets() {
+    let server = Server::start();
+    let url = server.url();
+    fill(&server);
+    let (child, addr) = spawn_server(&url, &["metrics", "--listen", "127.0.0.1:0"]);
+    let (status, body) = http_get(&addr, "/metrics");
+    assert_eq!(status, 200, "{body}");
+    for (metric, set) in [
+        ("echomq_pending_jobs", "pending"),
+        ("echomq_active_jobs", "active"),
+        ("echomq_scheduled_jobs", "schedule"),
+        ("echomq_dead_jobs", "dead"),
+    ] {
+        let line = format!("{metric}{{queue=\"{Q}\"}} {}", zcard(&server, set));
+        assert!(body.lines().any(|l| l == line), "{line} not in\n{body}");
+    }
+    let (status, _) = http_get(&addr, "/nothing-here");
+    assert_eq!(status, 404);
+    stop(child);
+}
+
+#[test]
+fn dashboard_serves_the_page_and_every_queue_when_none_is_named() {
+    let server = Server::start();
+    let url = server.url();
+    fill(&server);
+    let (child, addr) = spawn_server(&url, &["dashboard", "--listen", "127.0.0.1:0"]);
+    let (status, page) = http_get(&addr, "/");
+    assert_eq!(status, 200);
+    assert!(page.contains("<html"), "{page}");
+    // The overview fills in after the dashboard's first sample.
+    let named = format!("\"{Q}\"");
+    wait_until(|| {
+        let (status, overview) = http_get(&addr, "/api/overview");
+        status == 200 && overview.contains(&named)
+    });
+    stop(child);
+    // A public address without a token is refused before anything listens.
+    let (code, _, err) = run(&url, &["dashboard", "--listen", "0.0.0.0:0", Q]);
+    assert_eq!(code, 1);
+    assert_one_line_error(&err);
+}

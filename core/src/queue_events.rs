@@ -1,0 +1,590 @@
+//! Queue events: what happened to a queue, for processes that are not its
+//! worker (a web server waiting for a job, a dashboard).
+//!
+//! Each transition a verb's reply proves is published on the pub/sub channel
+//! `emq:{q}:events` (a channel, not a key: the key grammar is untouched) as one
+//! JSON object whose values are all strings: `event`, `job` (the id; empty for
+//! queue-wide events such as `paused`) and the fields that fit the event. See
+//! docs/PROTOCOL-DECISIONS.md "Observability". Delivery is at-most-once, like
+//! Redis pub/sub itself: nobody subscribed, or a subscriber reconnecting,
+//! means the message is gone.
+//!
+//! Publishing never adds a round trip to a verb: the client hands messages to
+//! one background task per client, which sends whatever has queued up as one
+//! pipeline of `PUBLISH`es, in the order the verbs answered.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::client::Client;
+use crate::error::{Error, ErrorKind, Result};
+use crate::id::BrandedId;
+use crate::keys::{self, QueueKeys};
+use crate::scripts;
+use crate::transport::Transport;
+
+/// The pub/sub channel of a queue's events: `emq:{q}:events`.
+pub fn events_channel(queue: &str) -> Result<String> {
+    Ok(format!("{}events", QueueKeys::new(queue)?.base))
+}
+
+/// One message of `emq:{q}:events`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueEvent {
+    /// The queue the message was published for.
+    pub queue: String,
+    /// `added`, `active`, `completed`, `retried`, `dead`, `stalled`,
+    /// `removed`, `requeued`, `paused`, `resumed` (later features add theirs).
+    pub event: String,
+    /// The job's id; empty for queue-wide events (`paused`, `resumed`).
+    pub job: String,
+    /// Every other field of the message (`token`, `attempts`, `error`, `delay_ms`, ...).
+    pub fields: BTreeMap<String, String>,
+}
+
+impl QueueEvent {
+    /// A field other than `event` and `job`.
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.fields.get(name).map(String::as_str)
+    }
+
+    /// The message as published: a JSON object of strings.
+    pub fn to_json(&self) -> String {
+        encode(&self.event, &self.job, self.fields.iter())
+    }
+
+    /// Read a message; `None` when it is not a JSON object with an `event`.
+    /// Non-string values (another publisher's) are kept as their JSON text.
+    pub fn parse(queue: &str, payload: &[u8]) -> Option<QueueEvent> {
+        let serde_json::Value::Object(map) = serde_json::from_slice(payload).ok()? else {
+            return None;
+        };
+        let mut fields: BTreeMap<String, String> = map
+            .into_iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => (k, s),
+                other => (k, other.to_string()),
+            })
+            .collect();
+        let event = fields.remove("event")?;
+        let job = fields.remove("job").unwrap_or_default();
+        Some(QueueEvent {
+            queue: queue.to_string(),
+            event,
+            job,
+            fields,
+        })
+    }
+}
+
+/// `{"event":…,"job":…,<fields>}`: written directly (JSON escaping by
+/// serde_json), as this runs for every transition.
+fn encode<K: AsRef<str>, V: AsRef<str>>(
+    event: &str,
+    job: &str,
+    fields: impl Iterator<Item = (K, V)>,
+) -> String {
+    fn pair(out: &mut Vec<u8>, key: &str, value: &str) {
+        out.push(if out.is_empty() { b'{' } else { b',' });
+        serde_json::to_writer(&mut *out, key).expect("writing to a Vec cannot fail");
+        out.push(b':');
+        serde_json::to_writer(&mut *out, value).expect("writing to a Vec cannot fail");
+    }
+    let mut out = Vec::with_capacity(96);
+    pair(&mut out, "event", event);
+    pair(&mut out, "job", job);
+    for (k, v) in fields {
+        pair(&mut out, k.as_ref(), v.as_ref());
+    }
+    out.push(b'}');
+    String::from_utf8(out).expect("JSON written from str is UTF-8")
+}
+
+// ---- publishing ------------------------------------------------------------
+
+/// Messages waiting for the publisher task; more are dropped (at-most-once),
+/// never allowed to slow a verb down or grow without bound.
+const PUBLISH_BUFFER: usize = 65_536;
+/// Messages sent in one round trip at most.
+const PUBLISH_BATCH: usize = 1_024;
+
+/// A queue's base (`emq:{q}:`) and one JSON message for its channel.
+type Message = (Arc<str>, String);
+
+/// One client's publisher: a channel to a background task that owns the
+/// sending. Started lazily on the calling runtime, and again in a forked
+/// child (the parent's task does not exist there).
+pub(crate) struct Publisher {
+    enabled: bool,
+    transport: Arc<Transport>,
+    sender: Mutex<Option<(u32, mpsc::Sender<Message>)>>,
+}
+
+/// The messages of one verb's answer, sent together.
+pub(crate) struct Batch<'a> {
+    publisher: &'a Publisher,
+    base: Arc<str>,
+    messages: Vec<Message>,
+}
+
+impl Batch<'_> {
+    /// Add one event; `fields` are the extra string fields.
+    pub(crate) fn add(&mut self, event: &str, job: &str, fields: &[(&str, &str)]) {
+        let json = encode(event, job, fields.iter().map(|(k, v)| (*k, *v)));
+        self.messages.push((self.base.clone(), json));
+    }
+
+    /// Hand the messages to the publisher task (never waits).
+    pub(crate) fn send(self) {
+        if !self.messages.is_empty() {
+            self.publisher.enqueue(self.messages);
+        }
+    }
+}
+
+impl Publisher {
+    pub(crate) fn new(transport: Arc<Transport>, enabled: bool) -> Publisher {
+        Publisher {
+            enabled,
+            transport,
+            sender: Mutex::new(None),
+        }
+    }
+
+    /// A batch for `base` (`emq:{q}:`), or `None` when publishing is off, so
+    /// callers build nothing then.
+    pub(crate) fn batch(&self, base: &str) -> Option<Batch<'_>> {
+        self.enabled.then(|| Batch {
+            publisher: self,
+            base: Arc::from(base),
+            messages: Vec::new(),
+        })
+    }
+
+    fn enqueue(&self, messages: Vec<Message>) {
+        let mut slot = self.sender.lock().unwrap_or_else(|p| p.into_inner());
+        let pid = std::process::id();
+        let live = matches!(&*slot, Some((owner, tx)) if *owner == pid && !tx.is_closed());
+        if !live {
+            let (tx, rx) = mpsc::channel(PUBLISH_BUFFER);
+            let task = publish_loop(self.transport.clone(), rx);
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => drop(handle.spawn(task)),
+                Err(_) => drop(crate::runtime::runtime().spawn(task)),
+            }
+            *slot = Some((pid, tx));
+        }
+        let (_, tx) = slot.as_ref().expect("publisher started above");
+        let mut dropped = 0;
+        for message in messages {
+            dropped += usize::from(tx.try_send(message).is_err());
+        }
+        drop(slot);
+        if dropped > 0 {
+            log::debug!("echomq: event buffer full; {dropped} events dropped");
+        }
+    }
+}
+
+/// Send whatever has queued up, one `publish` script call per queue (in
+/// order within each queue), until every sender is gone.
+async fn publish_loop(transport: Arc<Transport>, mut rx: mpsc::Receiver<Message>) {
+    let mut batch: Vec<Message> = Vec::with_capacity(64);
+    while rx.recv_many(&mut batch, PUBLISH_BATCH).await > 0 {
+        let mut queues: Vec<(Arc<str>, Vec<Vec<u8>>)> = Vec::new();
+        for (base, json) in batch.drain(..) {
+            match queues.iter_mut().find(|(b, _)| *b == base) {
+                Some((_, messages)) => messages.push(json.into_bytes()),
+                None => {
+                    let channel = format!("{base}events").into_bytes();
+                    queues.push((base, vec![channel, json.into_bytes()]));
+                }
+            }
+        }
+        for (base, args) in queues {
+            let meta = format!("{base}meta");
+            let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+            if let Err(e) = transport.script(&scripts::PUBLISH, &[&meta], &args).await {
+                if transport.is_closed() {
+                    return;
+                }
+                log::debug!("echomq: publishing queue events failed: {e}");
+            }
+        }
+    }
+}
+
+// ---- subscribing ------------------------------------------------------------
+
+/// Events held for a subscriber that is not reading; more are dropped.
+const SUBSCRIBER_BUFFER: usize = 65_536;
+/// Longest pause between attempts to re-subscribe after the connection dropped.
+const RESUBSCRIBE_MAX: Duration = Duration::from_secs(2);
+
+/// A live subscription to a queue's events, on its own connection. After the
+/// connection drops it re-subscribes by itself (messages published meanwhile
+/// are lost: at-most-once). Read it with [`Subscription::next`] or as a
+/// [`futures_util::Stream`]; dropping it unsubscribes.
+pub struct Subscription {
+    queue: String,
+    rx: mpsc::Receiver<QueueEvent>,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field("queue", &self.queue)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Subscription {
+    pub fn queue(&self) -> &str {
+        &self.queue
+    }
+
+    /// The next event; `None` once the subscription is closed.
+    pub async fn next(&mut self) -> Option<QueueEvent> {
+        self.rx.recv().await
+    }
+
+    /// An event already received, without waiting.
+    pub fn try_next(&mut self) -> Option<QueueEvent> {
+        self.rx.try_recv().ok()
+    }
+
+    /// A handle that closes this subscription from anywhere (another thread,
+    /// while a `next` is waiting), without borrowing it.
+    pub fn closer(&self) -> SubscriptionCloser {
+        SubscriptionCloser(self.task.abort_handle())
+    }
+
+    /// Unsubscribe and close the connection; `next` then answers `None`.
+    pub fn close(&mut self) {
+        self.task.abort();
+        self.rx.close();
+    }
+}
+
+/// Closes a [`Subscription`]: a waiting `next` answers the events already
+/// received, then `None`.
+#[derive(Debug, Clone)]
+pub struct SubscriptionCloser(tokio::task::AbortHandle);
+
+impl SubscriptionCloser {
+    pub fn close(&self) {
+        self.0.abort();
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl futures_util::Stream for Subscription {
+    type Item = QueueEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<QueueEvent>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+/// Subscribe on the first of `clients` that answers (a cluster's seeds: a
+/// dead master's seed is skipped, and the next one still hears every event).
+async fn open_pubsub(
+    clients: &[redis::Client],
+    channel: &str,
+    timeout: Duration,
+) -> Result<redis::aio::PubSub> {
+    let connect = async {
+        let mut last = Error::new(ErrorKind::Connection, "cannot subscribe: no server address");
+        for client in clients {
+            let attempt = async {
+                let mut pubsub = client.get_async_pubsub().await.map_err(|e| {
+                    Error::new(ErrorKind::Connection, format!("cannot subscribe: {e}"))
+                })?;
+                pubsub.subscribe(channel).await?;
+                Ok::<_, Error>(pubsub)
+            };
+            match attempt.await {
+                Ok(pubsub) => return Ok(pubsub),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    };
+    tokio::time::timeout(timeout, connect).await.map_err(|_| {
+        Error::new(
+            ErrorKind::Timeout,
+            format!("subscribing did not finish within {timeout:?}"),
+        )
+    })?
+}
+
+/// Forward messages until the subscriber is gone, re-subscribing after drops.
+async fn follow(
+    transport: Arc<Transport>,
+    queue: String,
+    channel: String,
+    first: redis::aio::PubSub,
+    tx: mpsc::Sender<QueueEvent>,
+    timeout: Duration,
+) {
+    use futures_util::StreamExt;
+    let mut pubsub = first;
+    loop {
+        let mut messages = pubsub.into_on_message();
+        loop {
+            tokio::select! {
+                message = messages.next() => match message {
+                    Some(message) => {
+                        let Some(event) = QueueEvent::parse(&queue, message.get_payload_bytes())
+                        else {
+                            log::debug!("echomq: ignored a non-event message on {channel}");
+                            continue;
+                        };
+                        if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(event) {
+                            return;
+                        }
+                    }
+                    None => break,
+                },
+                _ = tx.closed() => return,
+            }
+        }
+        log::warn!("echomq: the event subscription to {channel} dropped; re-subscribing");
+        let mut pause = Duration::from_millis(50);
+        pubsub = loop {
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = tx.closed() => return,
+            }
+            let clients = transport.pubsub_clients(&channel).await;
+            match open_pubsub(&clients, &channel, timeout).await {
+                Ok(pubsub) => {
+                    log::info!("echomq: re-subscribed to {channel}");
+                    break pubsub;
+                }
+                Err(e) => {
+                    log::debug!("echomq: re-subscribing to {channel} failed: {e}");
+                    pause = (pause * 2).min(RESUBSCRIBE_MAX);
+                }
+            }
+        };
+    }
+}
+
+/// How a job [`Client::wait_for`] waited on ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    /// Completed (in echomq:2.0.0 a completed job leaves no row).
+    Completed,
+    /// Dead-lettered, with its `last_error`.
+    Dead { error: Option<String> },
+}
+
+/// How often a waiter re-reads the job besides waking on its events: a lost
+/// message (or a publisher with events off) costs at most this long.
+const WAIT_POLL: Duration = Duration::from_secs(1);
+
+impl Client {
+    /// Subscribe to `emq:{q}:events` on a connection of its own. Answers
+    /// once the server confirmed the subscription, so every event published
+    /// after this returns is delivered (at-most-once: barring a drop).
+    pub async fn subscribe(&self, queue: &str) -> Result<Subscription> {
+        let channel = events_channel(queue)?;
+        let timeout = self.options().connect_timeout;
+        let transport = self.transport_arc();
+        let clients = transport.pubsub_clients(&channel).await;
+        let first = open_pubsub(&clients, &channel, timeout).await?;
+        let (tx, rx) = mpsc::channel(SUBSCRIBER_BUFFER);
+        let task = tokio::spawn(follow(
+            transport,
+            queue.to_string(),
+            channel,
+            first,
+            tx,
+            timeout,
+        ));
+        Ok(Subscription {
+            queue: queue.to_string(),
+            rx,
+            task,
+        })
+    }
+
+    /// Wait up to `timeout` for job `id` to complete or go dead. It subscribes
+    /// first and reads the row second, so a job settling in between is not
+    /// missed; a job whose row is already gone answers `Completed` (2.0.0
+    /// deletes a completed job's row, so an id that was removed or never
+    /// existed answers the same). A `removed` event while waiting is a
+    /// *gone* error; the deadline passing is a *timeout* error.
+    pub async fn wait_for(&self, queue: &str, id: &str, timeout: Duration) -> Result<Settled> {
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        let row = keys.job(&id);
+        let this = self.clone();
+        self.wait_until(queue, id.as_str(), timeout, move |event| {
+            let (this, row, id) = (this.clone(), row.clone(), id);
+            async move {
+                match event.as_ref().map(|e| e.event.as_str()) {
+                    Some("completed") => return Ok(Some(Settled::Completed)),
+                    Some("dead") => {
+                        let error = event.and_then(|e| e.fields.get("error").cloned());
+                        return Ok(Some(Settled::Dead { error }));
+                    }
+                    Some("removed") => {
+                        return Err(Error::new(
+                            ErrorKind::Gone,
+                            format!("job {id} was removed while waiting"),
+                        ))
+                    }
+                    _ => {}
+                }
+                let (state, error): (Option<String>, Option<String>) = this
+                    .transport()
+                    .query(redis::cmd("HMGET").arg(&row).arg("state").arg("last_error"))
+                    .await?;
+                Ok(match state.as_deref() {
+                    None => Some(Settled::Completed),
+                    Some("dead") => Some(Settled::Dead { error }),
+                    Some(_) => None,
+                })
+            }
+        })
+        .await
+    }
+
+    /// The waiting loop under [`Client::wait_for`], for verbs that wait on a
+    /// job in other ways (a result, ...). `probe` answers `Some` when the wait
+    /// is over: it is called once after subscribing with `None`, then with
+    /// each event about this job, and with `None` every second in case a
+    /// message was lost.
+    pub async fn wait_until<T, P, F>(
+        &self,
+        queue: &str,
+        id: &str,
+        timeout: Duration,
+        mut probe: P,
+    ) -> Result<T>
+    where
+        P: FnMut(Option<QueueEvent>) -> F,
+        F: Future<Output = Result<Option<T>>>,
+    {
+        keys::validate_queue(queue)?;
+        let id = BrandedId::parse(id)?;
+        let deadline = Instant::now() + timeout;
+        let timed_out = || {
+            Error::new(
+                ErrorKind::Timeout,
+                format!("job {id} did not settle within {timeout:?}"),
+            )
+        };
+        let mut events = tokio::time::timeout_at(deadline, self.subscribe(queue))
+            .await
+            .map_err(|_| timed_out())??;
+        if let Some(done) = probe(None).await? {
+            return Ok(done);
+        }
+        loop {
+            let wake = deadline.min(Instant::now() + WAIT_POLL);
+            let event = match tokio::time::timeout_at(wake, events.next()).await {
+                Ok(Some(event)) if event.job == id.as_str() => Some(event),
+                Ok(Some(_)) => continue,
+                Ok(None) => return Err(Error::new(ErrorKind::Closed, "subscription closed")),
+                Err(_) if Instant::now() >= deadline => return Err(timed_out()),
+                Err(_) => None,
+            };
+            if let Some(done) = probe(event).await? {
+                return Ok(done);
+            }
+        }
+    }
+}
+
+/// The blocking face of a [`Subscription`].
+#[derive(Debug)]
+pub struct BlockingSubscription {
+    inner: Subscription,
+}
+
+impl BlockingSubscription {
+    pub fn queue(&self) -> &str {
+        self.inner.queue()
+    }
+
+    /// The next event, waiting up to `limit` (`None` = forever); `None` on
+    /// timeout or once closed.
+    pub fn next_timeout(&mut self, limit: Option<Duration>) -> Option<QueueEvent> {
+        let next = self.inner.next();
+        crate::runtime::runtime().block_on(async move {
+            match limit {
+                Some(limit) => tokio::time::timeout(limit, next).await.ok().flatten(),
+                None => next.await,
+            }
+        })
+    }
+
+    pub fn try_next(&mut self) -> Option<QueueEvent> {
+        self.inner.try_next()
+    }
+
+    /// Is the subscription closed (by [`BlockingSubscription::close`])?
+    pub fn is_closed(&self) -> bool {
+        self.inner.rx.is_closed()
+    }
+
+    pub fn close(&mut self) {
+        self.inner.close()
+    }
+
+    /// The async subscription underneath.
+    pub fn into_async(self) -> Subscription {
+        self.inner
+    }
+}
+
+impl crate::blocking::Client {
+    pub fn subscribe(&self, queue: &str) -> Result<BlockingSubscription> {
+        let inner = crate::runtime::runtime().block_on(self.as_async().subscribe(queue))?;
+        Ok(BlockingSubscription { inner })
+    }
+
+    pub fn wait_for(&self, queue: &str, id: &str, timeout: Duration) -> Result<Settled> {
+        crate::runtime::runtime().block_on(self.as_async().wait_for(queue, id, timeout))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_json_objects_of_strings() {
+        let json = encode(
+            "retried",
+            "JOB1",
+            [("error", "a \"quoted\" \\ line\n")].into_iter(),
+        );
+        let event = QueueEvent::parse("q", json.as_bytes()).expect("parses back");
+        assert_eq!(event.event, "retried");
+        assert_eq!(event.job, "JOB1");
+        assert_eq!(event.field("error"), Some("a \"quoted\" \\ line\n"));
+        assert_eq!(event.to_json(), json);
+        assert!(QueueEvent::parse("q", b"not json").is_none());
+        assert!(QueueEvent::parse("q", br#"{"job":"x"}"#).is_none());
+        assert_eq!(events_channel("orders").unwrap(), "emq:{orders}:events");
+        assert!(events_channel("bad queue").is_err());
+    }
+}

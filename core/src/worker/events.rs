@@ -1,0 +1,130 @@
+//! What a worker reports while it runs, to one listener per worker (Node's
+//! EventEmitter, Python's callbacks, the C event callback) and to this
+//! process's metrics ([`crate::metrics`]). Each event is emitted after the
+//! transition it names happened on the server, from the worker's own tasks:
+//! a listener must return quickly (bindings hand the event to their language's
+//! thread and return).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::ErrorKind;
+use crate::id::BrandedId;
+
+/// One worker event. Fields are the ones the event name promises.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WorkerEvent {
+    /// A handler started on a job.
+    Active { id: BrandedId, token: u64 },
+    /// The job's handler succeeded and its completion was accepted.
+    Completed {
+        id: BrandedId,
+        token: u64,
+        /// How long the handler call ran (for a batch handler, the batch's call).
+        duration: Duration,
+    },
+    /// The handler failed and the failure was recorded: scheduled again after
+    /// `retry_in_ms`, or (`None`) dead-lettered (a `Dead` event follows).
+    Failed {
+        id: BrandedId,
+        token: u64,
+        error: String,
+        retry_in_ms: Option<u64>,
+        duration: Duration,
+    },
+    /// The job went to the dead set (after its last attempt, or a fatal error).
+    Dead {
+        id: BrandedId,
+        token: u64,
+        error: String,
+    },
+    /// The worker no longer holds the job: its lease lapsed and the job was
+    /// taken back (a settlement with this token was refused, or a heartbeat
+    /// found it gone).
+    LeaseLost { id: BrandedId, token: u64 },
+    /// The reap pump returned `count` jobs whose leases lapsed to pending.
+    Stalled { count: u64 },
+    /// A non-fatal failure of the worker's own calls (claim, heartbeat,
+    /// settle, a pump); the worker keeps running. Also logged.
+    Error { kind: ErrorKind, message: String },
+    /// A claim found the queue empty after this worker had processed jobs.
+    Drained,
+    /// The worker stopped and drained; the last event of a run.
+    Closed,
+}
+
+impl WorkerEvent {
+    /// The event's name, as Node's EventEmitter and Python's callbacks use it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WorkerEvent::Active { .. } => "active",
+            WorkerEvent::Completed { .. } => "completed",
+            WorkerEvent::Failed { .. } => "failed",
+            WorkerEvent::Dead { .. } => "dead",
+            WorkerEvent::LeaseLost { .. } => "lease_lost",
+            WorkerEvent::Stalled { .. } => "stalled",
+            WorkerEvent::Error { .. } => "error",
+            WorkerEvent::Drained => "drained",
+            WorkerEvent::Closed => "closed",
+        }
+    }
+
+    /// The job the event is about, if any.
+    pub fn job(&self) -> Option<(BrandedId, u64)> {
+        match self {
+            WorkerEvent::Active { id, token }
+            | WorkerEvent::Completed { id, token, .. }
+            | WorkerEvent::Failed { id, token, .. }
+            | WorkerEvent::Dead { id, token, .. }
+            | WorkerEvent::LeaseLost { id, token } => Some((*id, *token)),
+            _ => None,
+        }
+    }
+
+    /// The failure text of `failed`, `dead` and `error`.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            WorkerEvent::Failed { error, .. } | WorkerEvent::Dead { error, .. } => Some(error),
+            WorkerEvent::Error { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+
+    /// The kind of an `error` event's failure.
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        match self {
+            WorkerEvent::Error { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
+
+    /// `failed`: milliseconds until the next attempt (`None` when it went dead).
+    pub fn retry_in_ms(&self) -> Option<u64> {
+        match self {
+            WorkerEvent::Failed { retry_in_ms, .. } => *retry_in_ms,
+            _ => None,
+        }
+    }
+
+    /// How long the handler ran, for `completed` and `failed`, in milliseconds.
+    pub fn duration_ms(&self) -> Option<f64> {
+        match self {
+            WorkerEvent::Completed { duration, .. } | WorkerEvent::Failed { duration, .. } => {
+                Some(duration.as_secs_f64() * 1000.0)
+            }
+            _ => None,
+        }
+    }
+
+    /// `stalled`: how many jobs the reap pump returned to pending.
+    pub fn count(&self) -> Option<u64> {
+        match self {
+            WorkerEvent::Stalled { count } => Some(*count),
+            _ => None,
+        }
+    }
+}
+
+/// A worker's listener. Called on the worker's tasks; must not block.
+pub type EventListener = Arc<dyn Fn(&WorkerEvent) + Send + Sync>;

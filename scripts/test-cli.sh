@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The `emq` suite: install the Python package into a fresh virtualenv the way a
+# user does (the console script `emq` must work from there), then run the
+# CLI's integration tests — the built binary against real redis-servers, on
+# queues filled by that Python package (cli/tests/fill.py).
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+ensure_redis
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+PY=$(bash scripts/python-env.sh --venv "$work/venv")
+
+say "cli: emq --version from a fresh venv (pip install ./bindings-python)"
+"$work/venv/bin/emq" --version
+
+say "cli: cargo test -p echomq-cli (the emq binary against real redis-servers)"
+EMQ_TEST_PYTHON="$PY" cargo test -p echomq-cli
