@@ -158,6 +158,29 @@ async fn every_verb_on_three_masters_with_the_fence_on_slot_9051() {
         assert_eq!(loaded, [true]);
     }
 
+    // Queue discovery walks every master (a SCAN sees one node's keys).
+    let queues = client.queues().await.unwrap();
+    for (i, &master) in masters.iter().enumerate() {
+        let queue = cluster.queue_on(master, &format!("verbs{i}-"));
+        assert!(queues.contains(&queue), "{queue} missing from {queues:?}");
+    }
+
+    // Events reach a subscriber of a queue on every master: it listens on the
+    // queue's master, where the publish script counts its subscribers.
+    for (i, &master) in masters.iter().enumerate() {
+        let queue = cluster.queue_on(master, &format!("events{i}-"));
+        let mut events = client.subscribe(&queue).await.unwrap();
+        let job = client.enqueue(&queue, b"e").await.unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(5), events.next())
+            .await
+            .expect("an event within 5 s")
+            .unwrap();
+        assert_eq!(
+            (event.event.as_str(), event.job.as_str()),
+            ("added", job.id.as_str())
+        );
+    }
+
     // A master that lost its scripts heals by itself.
     let queue = cluster.queue_on(masters[0], "flushed-");
     let _: () = redis::cmd("SCRIPT")
