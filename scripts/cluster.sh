@@ -58,12 +58,32 @@ start_node() {  # start_node DIR PORT
       --daemonize no --loglevel warning \
       --logfile "$dir/$port/server.log" </dev/null >/dev/null 2>&1 &
     echo $! >"$dir/$port.pid")
+  local pid; pid="$(cat "$dir/$port.pid")"
+  # The port was free when picked; another engineer's server may have taken
+  # it since. Only OUR process answering counts (INFO's process_id).
   for _ in $(seq 1 200); do
-    "$CLI" -p "$port" ping >/dev/null 2>&1 && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    if "$CLI" -p "$port" info server 2>/dev/null | tr -d '\r' | grep -qx "process_id:$pid"; then
+      return 0
+    fi
     sleep 0.05
   done
+  kill "$pid" 2>/dev/null || true
+  rm -f "$dir/$port.pid"
   echo "node on port $port did not start (see $dir/$port/server.log)" >&2
   return 1
+}
+
+stop_all() {  # stop_all DIR: every node started in DIR, waiting for each to exit
+  local pidfile pid
+  for pidfile in "$1"/*.pid; do
+    [ -f "$pidfile" ] || continue
+    pid="$(cat "$pidfile")"
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$pidfile"
+  done
 }
 
 wait_ok() {  # wait_ok PORT...: every node reports cluster_state:ok
@@ -88,9 +108,22 @@ case "$cmd" in
     done
     command -v "$SERVER" >/dev/null || { echo "server binary $SERVER not found" >&2; exit 1; }
     echo "$SERVER" >"$dir/server"
-    read -r -a ports <<<"$(pick_ports)"
+    # A half-started cluster is stopped again, whatever failed.
+    trap 'stop_all "$dir"' ERR
+    # Ports are checked free, then bound: if someone took one in between,
+    # stop what started and pick again.
+    for attempt in 1 2 3 4 5; do
+      read -r -a ports <<<"$(pick_ports)"
+      started=yes
+      for p in "${ports[@]}"; do
+        start_node "$dir" "$p" 2>>"$dir/start.log" || { started=no; break; }
+      done
+      [ "$started" = yes ] && break
+      stop_all "$dir"
+      rm -rf "${ports[@]/#/$dir/}"
+      [ "$attempt" = 5 ] && { cat "$dir/start.log" >&2; false; }
+    done
     printf '%s\n' "${ports[@]}" >"$dir/ports"
-    for p in "${ports[@]}"; do start_node "$dir" "$p"; done
     nodes=(); for p in "${ports[@]}"; do nodes+=("127.0.0.1:$p"); done
     "$CLI" --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1 \
       || { cat "$dir/create.log" >&2; exit 1; }
@@ -109,11 +142,7 @@ case "$cmd" in
     echo "redis+cluster://127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}/"
     ;;
   stop)
-    for pidfile in "$dir"/*.pid; do
-      [ -f "$pidfile" ] || continue
-      kill "$(cat "$pidfile")" 2>/dev/null || true
-      rm -f "$pidfile"
-    done
+    stop_all "$dir"
     ;;
   restart-node)
     [ $# = 1 ] || usage
