@@ -72,6 +72,11 @@ fn server_checks(p: &ServerProbe) -> Vec<Check> {
         Status::Pass,
         format!("{name} {}", p.server_version),
     ));
+    if url_mismatch(p) {
+        // The fence keys cannot be read through the wrong kind of URL.
+        checks.push(cluster_check(p));
+        return checks;
+    }
     let ours = echomq::PROTOCOL_VERSION;
     checks.push(match &p.version_record {
         None => check(
@@ -138,15 +143,7 @@ fn server_checks(p: &ServerProbe) -> Vec<Check> {
             "no AOF, and RDB unknown (CONFIG refused)",
         ),
     });
-    checks.push(check(
-        "cluster",
-        Status::Pass,
-        if p.cluster_enabled {
-            "cluster mode enabled"
-        } else {
-            "standalone (cluster mode off)"
-        },
-    ));
+    checks.push(cluster_check(p));
     let rtt_ms = p.round_trip.as_secs_f64() * 1000.0;
     checks.push(check(
         "latency",
@@ -175,6 +172,42 @@ fn server_checks(p: &ServerProbe) -> Vec<Check> {
         ),
     ));
     checks
+}
+
+/// The URL's kind (standalone or cluster) is not the server's.
+fn url_mismatch(p: &ServerProbe) -> bool {
+    p.cluster_url != p.cluster_enabled
+}
+
+fn cluster_check(p: &ServerProbe) -> Check {
+    match (p.cluster_url, p.cluster_enabled) {
+        (false, false) => check("cluster", Status::Pass, "standalone (cluster mode off)"),
+        (false, true) => check(
+            "cluster",
+            Status::Fail,
+            "the server is a cluster node but the url is a standalone one: use \
+             redis+cluster://host:port[,host:port…]/ (rediss+cluster:// for TLS)",
+        ),
+        (true, false) => check(
+            "cluster",
+            Status::Fail,
+            "the url asks for a cluster but the server runs standalone (cluster mode off): \
+             use redis://host:port/ (rediss:// for TLS)",
+        ),
+        (true, true) => {
+            let state = p.cluster_state.as_deref().unwrap_or("unknown");
+            let masters = p.cluster_masters.unwrap_or(0);
+            check(
+                "cluster",
+                if state == "ok" {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                },
+                format!("cluster mode: {masters} master(s), cluster_state {state}"),
+            )
+        }
+    }
 }
 
 async fn queue_checks(ctx: &Ctx, sample: Duration) -> Result<Vec<Check>, Fail> {
@@ -249,9 +282,10 @@ pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> Result<i32, Fail> {
     let options = ConnectOptions::default();
     let facts = probe(&ctx.url, &options).await?;
     let mut checks = server_checks(&facts);
-    let fenced_off = checks
-        .iter()
-        .any(|c| c.name == "fence" && c.status == Status::Fail);
+    let fenced_off = url_mismatch(&facts)
+        || checks
+            .iter()
+            .any(|c| c.name == "fence" && c.status == Status::Fail);
     if !fenced_off {
         checks.extend(queue_checks(ctx, a.sample).await?);
     }
@@ -267,6 +301,7 @@ pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> Result<i32, Fail> {
             .collect();
         out::json(&json!({
             "server": facts.server, "server_version": facts.server_version,
+            "cluster": facts.cluster_enabled,
             "status": worst.word(), "checks": list,
         }));
     } else {
