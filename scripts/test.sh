@@ -37,4 +37,7 @@ for suite in c python cli cluster node dashboard bench-smoke dist; do
     bash "scripts/test-$suite.sh"
   fi
 done
+# The failover drill again on Valkey (the cluster tests ran on it above, in
+# the EMQ_TEST_SERVER pass).
+EMQ_SERVER_BIN="$VALKEY_SERVER" bash scripts/test-cluster.sh
 say "all suites passed"
