@@ -876,16 +876,15 @@ fn doctor_reports_cluster_mode_and_names_the_fix_for_a_url_of_the_wrong_kind() {
     // No persistence on the loopback nodes: a warning, not a failure.
     let (code, out, _) = run(&cluster.url, &["doctor", "--sample", "10ms"]);
     assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("PASS  cluster           cluster mode: 3 master(s), cluster_state ok"),
-        "{out}"
-    );
-    assert!(out.contains("PASS  server            Redis "), "{out}");
-    assert!(
-        out.contains("PASS  fence             {emq}:version is"),
-        "{out}"
-    );
-    assert!(out.contains("PASS  queues            1 queue(s)"), "{out}");
+    let line = |status: &str, name: &str, detail: &str| format!("{status}  {name:<16}  {detail}");
+    for (name, detail) in [
+        ("cluster", "cluster mode: 3 master(s), cluster_state ok"),
+        ("server", "Redis "),
+        ("fence", "{emq}:version is"),
+        ("queues", "1 queue(s)"),
+    ] {
+        assert!(out.contains(&line("PASS", name, detail)), "{name}: {out}");
+    }
 
     // A standalone URL at a cluster node.
     let node = format!("redis://127.0.0.1:{}/", cluster.first_port);
