@@ -25,6 +25,8 @@ export declare const ErrorCode: {
   readonly JOB_ACTIVE: 'EMQ_JOB_ACTIVE'
   readonly BUNDLE_MISMATCH: 'EMQ_BUNDLE_MISMATCH'
   readonly CLOSED: 'EMQ_CLOSED'
+  readonly UNSUPPORTED: 'EMQ_UNSUPPORTED'
+  readonly RATE_LIMITED: 'EMQRATE'
   readonly UNAVAILABLE: 'EMQ_UNAVAILABLE'
   readonly NOT_DURABLE: 'EMQ_NOT_DURABLE'
   readonly PARTIAL_BATCH: 'EMQ_PARTIAL_BATCH'
@@ -56,6 +58,7 @@ export interface Defaults {
   idleMaxMs: number
   shutdownGraceMs: number
   handlerBatch: number
+  maxStalls: number
   connectTimeoutMs: number
   responseTimeoutMs: number
   maxPayload: number
@@ -75,7 +78,7 @@ export declare class EchoMQError extends Error {
   constructor(
     message: string,
     code: ErrorCode,
-    details?: { found?: string; word?: string; items?: BatchItem[]; id?: string; cause?: unknown }
+    details?: { found?: string; word?: string; items?: BatchItem[]; id?: string; retryAfterMs?: number; cause?: unknown }
   )
   readonly name: 'EchoMQError'
   readonly code: ErrorCode
@@ -92,6 +95,8 @@ export declare class EchoMQError extends Error {
    * written; resend the others with `enqueueWithId` (exact).
    */
   readonly items?: BatchItem[]
+  /** `EMQRATE`: how long to wait before claiming again, ms (0 = until a slot frees). */
+  readonly retryAfterMs?: number
 }
 
 /** Throw (or reject with) this from a worker handler: the job goes straight to dead. */
@@ -120,10 +125,30 @@ export interface ConnectOptions {
   strictBundle?: boolean
   /** Publish queue events on `emq:{q}:events` after each transition (default true). */
   publishEvents?: boolean
+  /**
+   * The wire version to speak and fence: `'echomq:2.1.0'` (default) or
+   * `'echomq:2.0.0'` (2.1.0 verbs then reject with `EMQ_UNSUPPORTED`).
+   */
+  wireVersion?: string
   /** Durable writes: WAIT for this many replicas after every enqueue verb and complete; fewer answers EMQ_NOT_DURABLE (err.id). Default 0. */
   waitReplicas?: number
   /** How long one WAIT may block, ms. Default 1000. */
   waitTimeoutMs?: number
+}
+
+export interface EnqueueOptions {
+  /** At most one live job per dedup id (`[A-Za-z0-9._-]{1,255}`). */
+  dedupId?: string
+  /** Release the dedup id after this long even if its job lives (throttle). */
+  dedupTtlMs?: number
+}
+
+/** What one stall-capped reap did. */
+export interface Reaped {
+  /** Ids returned to pending. */
+  recovered: string[]
+  /** Ids dead-lettered with `lastError` `'stalled'`. */
+  dead: string[]
 }
 
 export interface Enqueued {
@@ -195,7 +220,8 @@ export declare class Client {
   private constructor()
   /** The node id mixed into the ids this client mints. */
   readonly nodeId: number
-  enqueue(queue: string, payload: Payload): Promise<Enqueued>
+  /** With `dedupId`: `{id of the live holder, duplicate: true}` while it lives. */
+  enqueue(queue: string, payload: Payload, options?: EnqueueOptions): Promise<Enqueued>
   enqueueWithId(queue: string, id: string, payload: Payload): Promise<Enqueued>
   enqueueAt(queue: string, payload: Payload, runAtMs: number): Promise<Enqueued>
   enqueueIn(queue: string, payload: Payload, delayMs: number): Promise<Enqueued>
@@ -218,6 +244,14 @@ export declare class Client {
   promote(queue: string, limit?: number): Promise<number>
   /** Lapsed leases → pending; how many moved. `limit` default 1000. */
   reap(queue: string, limit?: number): Promise<number>
+  /** Lapsed leases: back to pending, or dead (`stalled`) at `maxStalls` stalls. */
+  reapStalled(queue: string, limit: number, maxStalls: number): Promise<Reaped>
+  /** At most `n` jobs active across every worker (0 removes the ceiling). */
+  setConcurrency(queue: string, n: number): Promise<void>
+  /** At most `max` claims per `perMs` window (0 removes the limit). */
+  setRateLimit(queue: string, max: number, perMs: number): Promise<void>
+  /** From a handler (say after HTTP 429): park the job, pause claims for `ms`. */
+  rateLimit(queue: string, id: string, token: number, ms: number): Promise<void>
   counts(queue: string): Promise<Counts>
   job(queue: string, id: string): Promise<JobInfo | null>
   /** Ids in one set. `newestFirst` default false, `limit` default 100. */
@@ -346,6 +380,8 @@ export interface WorkerOptions {
   deadMaxAgeMs?: number
   /** Dead-set retention: the pump keeps at most this many dead jobs (oldest go first). Default: keep all. */
   deadMaxLen?: number
+  /** Stalls (lapsed leases) a job survives before it is dead-lettered `stalled`. Default 2. */
+  maxStalls?: number
 }
 
 export interface WorkerStats {

@@ -44,6 +44,7 @@ class EchoMQError extends Error {
     if (details && details.word !== undefined) this.word = details.word
     /** A partial batch: `[{id, state}]` per payload, state `written` / `not_written` / `unknown`. */
     if (details && details.items !== undefined) this.items = details.items
+    if (details && details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs
     if (details && details.id !== undefined) this.id = details.id
   }
 }
@@ -59,7 +60,13 @@ class UnrecoverableError extends Error {
 function toEchoMQError(e) {
   if (e instanceof EchoMQError || e === null || typeof e !== 'object') return e
   if (STATUS.has(e.code)) {
-    return new EchoMQError(e.message, e.code, { found: e.found, word: e.word, items: e.items, id: e.id })
+    return new EchoMQError(e.message, e.code, {
+      found: e.found,
+      word: e.word,
+      items: e.items,
+      id: e.id,
+      retryAfterMs: e.retryAfterMs,
+    })
   }
   if (NAPI_ARGUMENT_CODES.has(e.code)) {
     return new EchoMQError(e.message, ErrorCode.INVALID_ARGUMENT, { cause: e })
@@ -108,9 +115,11 @@ const CONNECT_OPTIONS = [
   'maxPayload',
   'strictBundle',
   'publishEvents',
+  'wireVersion',
   'waitReplicas',
   'waitTimeoutMs',
 ]
+const ENQUEUE_OPTIONS = ['dedupId', 'dedupTtlMs']
 const WORKER_OPTIONS = [
   'concurrency',
   'leaseMs',
@@ -125,6 +134,7 @@ const WORKER_OPTIONS = [
   'handlerBatch',
   'deadMaxAgeMs',
   'deadMaxLen',
+  'maxStalls',
 ]
 
 // Batch verdicts in `Promise.allSettled` shape.
@@ -157,8 +167,11 @@ class Client {
     return this[NATIVE].nodeId()
   }
 
-  enqueue(queue, payload) {
-    return call(() => this[NATIVE].enqueue(queue, payload))
+  enqueue(queue, payload, options) {
+    return call(() => {
+      const opts = checkOptions(options, ENQUEUE_OPTIONS, 'enqueue option')
+      return opts ? this[NATIVE].enqueueWith(queue, payload, opts) : this[NATIVE].enqueue(queue, payload)
+    })
   }
   enqueueWithId(queue, id, payload) {
     return call(() => this[NATIVE].enqueueWithId(queue, id, payload))
@@ -198,6 +211,18 @@ class Client {
   }
   reap(queue, limit) {
     return call(() => this[NATIVE].reap(queue, limit))
+  }
+  reapStalled(queue, limit, maxStalls) {
+    return call(() => this[NATIVE].reapStalled(queue, limit, maxStalls))
+  }
+  setConcurrency(queue, n) {
+    return call(() => this[NATIVE].setConcurrency(queue, n))
+  }
+  setRateLimit(queue, max, perMs) {
+    return call(() => this[NATIVE].setRateLimit(queue, max, perMs))
+  }
+  rateLimit(queue, id, token, ms) {
+    return call(() => this[NATIVE].rateLimit(queue, id, token, ms))
   }
   counts(queue) {
     return call(() => this[NATIVE].counts(queue))

@@ -148,6 +148,12 @@ typedef struct emq_connect_options {
      */
     bool publish_events;
     /**
+     * The wire version to speak and fence: `"echomq:2.1.0"` or
+     * `"echomq:2.0.0"` (2.1.0 verbs then fail `EMQ_ERR_UNSUPPORTED`).
+     * NULL (default) = the newest.
+     */
+    const char *wire_version;
+    /**
      * Durable writes: `WAIT` for this many replicas after every enqueue verb
      * and complete; fewer answers `EMQ_ERR_NOT_DURABLE`. Default 0 (no WAIT).
      */
@@ -579,7 +585,7 @@ typedef struct emq_key_info {
     const char *id;
     /**
      * The suffix after `{emq}:` of a reserve key (`"version"`, `"locks"`,
-     * `"bundle"`, `"migration:<q>"`).
+     * `"bundle"`, `"migration:<q>"`); the dedup id of a dedup key.
      */
     const char *member;
 } emq_key_info;
@@ -651,6 +657,11 @@ typedef struct emq_worker_options {
      * jobs (the oldest go first). `EMQ_DEAD_KEEP_ALL` (-1, the default) keeps all.
      */
     int64_t dead_max_len;
+    /**
+     * Stalls (lapsed leases: the worker died or hung) a job survives before
+     * the reap pump dead-letters it with `last_error` `"stalled"`. Default 2.
+     */
+    uint64_t max_stalls;
 } emq_worker_options;
 
 /**
@@ -785,6 +796,11 @@ typedef struct emq_string_list {
 #define EMQ_KEY_META 4
 
 /**
+ * `emq:{q}:limiter` (wire 2.1.0): the rate limit's window counter.
+ */
+#define EMQ_KEY_LIMITER 5
+
+/**
  * `emq:{q}:<type>`
  */
 #define EMQ_CLASS_QUEUE 0
@@ -808,6 +824,11 @@ typedef struct emq_string_list {
  * Anything the key grammar does not produce.
  */
 #define EMQ_CLASS_UNCLASSIFIED 4
+
+/**
+ * `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
+ */
+#define EMQ_CLASS_DEDUP 5
 
 /**
  * Success.
@@ -893,6 +914,16 @@ typedef struct emq_string_list {
  * The client (or worker) was closed.
  */
 #define EMQ_ERR_CLOSED 16
+
+/**
+ * The verb needs a newer wire version than the client speaks (`wire_version`).
+ */
+#define EMQ_ERR_UNSUPPORTED 17
+
+/**
+ * `EMQRATE`: the queue's concurrency ceiling or rate limit refused the claim.
+ */
+#define EMQ_ERR_RATE_LIMITED 18
 
 /**
  * A transient server state (loading, busy, failover, slot migration)
@@ -1450,6 +1481,97 @@ emq_status emq_remove(const struct emq_client *client,
                       struct emq_error **err);
 
 /**
+ * Enqueue with a freshly minted `JOB` id unless a live job holds `dedup_id`
+ * (`[A-Za-z0-9._-]{1,255}`): then `out` gets that job's id with
+ * `duplicate = true`. `dedup_ttl_ms` > 0 releases the dedup id after that
+ * long even if its job still lives (throttle mode); 0 = held until the job
+ * completes, is removed or goes dead. `out` may be NULL.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_enqueue_dedup(const struct emq_client *client,
+                             const char *queue,
+                             const uint8_t *payload,
+                             size_t payload_len,
+                             const char *dedup_id,
+                             uint64_t dedup_ttl_ms,
+                             struct emq_enqueued *out,
+                             struct emq_error **err);
+
+/**
+ * Reap up to `limit` lapsed leases, counting a stall on each: at
+ * `max_stalls` a job goes to dead (`last_error` `"stalled"`), the others
+ * back to pending. `*recovered` and `*dead` get the ids (release each with
+ * `emq_id_list_free`); both are NULL on error.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_reap_stalled(const struct emq_client *client,
+                            const char *queue,
+                            uint64_t limit,
+                            uint64_t max_stalls,
+                            struct emq_id_list **recovered,
+                            struct emq_id_list **dead,
+                            struct emq_error **err);
+
+/**
+ * At most `n` jobs of the queue active at once across every worker (0
+ * removes the ceiling). A claim at the ceiling fails `EMQ_ERR_RATE_LIMITED`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_set_concurrency(const struct emq_client *client,
+                               const char *queue,
+                               uint64_t n,
+                               struct emq_error **err);
+
+/**
+ * At most `max` claims per `per_ms` window (0 removes the limit). A claim
+ * in a full window fails `EMQ_ERR_RATE_LIMITED`; the wait is in the message.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_set_rate_limit(const struct emq_client *client,
+                              const char *queue,
+                              uint64_t max,
+                              uint64_t per_ms,
+                              struct emq_error **err);
+
+/**
+ * From a handler (say after an HTTP 429): the held job waits `ms` in
+ * schedule without counting an attempt, and claims on the queue pause for
+ * `ms`. The holder must not settle the job afterwards.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_rate_limit(const struct emq_client *client,
+                          const char *queue,
+                          const char *id,
+                          uint64_t token,
+                          uint64_t ms,
+                          struct emq_error **err);
+
+/**
  * Send the core's log records at or above `min_level` to `handler`.
  * The default (before any call, and after a call with a NULL handler) is
  * stderr: records at or above `min_level` (`EMQ_LOG_WARN` by default) are
@@ -1730,7 +1852,7 @@ emq_status emq_slot(const uint8_t *key,
                     struct emq_error **err);
 
 /**
- * The wire protocol this library speaks (`"echomq:2.0.0"`, the value of
+ * The wire protocol this library speaks (`"echomq:2.1.0"`, the value of
  * `{emq}:version`). Static storage: never free it.
  */
 const char *emq_protocol_version(void);

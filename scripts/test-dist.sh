@@ -75,7 +75,7 @@ cp tests/dist/roundtrip.cjs tests/dist/roundtrip.mjs "$app/"
 node_out=$(cd "$app" && norust node roundtrip.cjs)
 echo "$node_out"
 esm_out=$(cd "$app" && norust node roundtrip.mjs)
-expect "node ESM protocol" "$esm_out" "echomq:2.0.0"
+expect "node ESM protocol" "$esm_out" "echomq:2.1.0"
 
 say "dist test, Node: the main package alone, without cargo, stops with a clear message"
 lone="$work/lone"

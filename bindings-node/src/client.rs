@@ -21,6 +21,8 @@ pub struct ConnectOptionsJs {
     pub strict_bundle: Option<bool>,
     /// Publish queue events on `emq:{q}:events` (default true).
     pub publish_events: Option<bool>,
+    /// `echomq:2.1.0` (default) or `echomq:2.0.0`.
+    pub wire_version: Option<String>,
     pub wait_replicas: Option<f64>,
     pub wait_timeout_ms: Option<f64>,
 }
@@ -144,6 +146,9 @@ fn connect_options(env: &Env, o: Option<ConnectOptionsJs>) -> Result<ConnectOpti
     }
     if let Some(publish) = o.publish_events {
         out.publish_events = publish;
+    }
+    if let Some(v) = o.wire_version {
+        out.wire_version = echomq::WireVersion::parse(&v).map_err(|e| to_js(env, &e))?;
     }
     if let Some(n) = o.wait_replicas {
         out.wait_replicas = u32::try_from(uint(env, "waitReplicas", n)?)

@@ -35,6 +35,9 @@ fn build(env: &Env, e: &EmqError) -> Result<Error> {
             .collect();
         obj.set("items", list)?;
     }
+    if let Some(ms) = e.retry_after_ms() {
+        obj.set("retryAfterMs", ms as f64)?;
+    }
     Ok(Error::from(obj.to_unknown()))
 }
 

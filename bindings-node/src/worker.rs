@@ -61,6 +61,8 @@ pub struct WorkerOptionsJs {
     pub dead_max_age_ms: Option<f64>,
     /// Dead-set retention: keep at most this many dead jobs. Default: keep all.
     pub dead_max_len: Option<f64>,
+    /// Stalls a job survives before it is dead-lettered `stalled`. Default 2.
+    pub max_stalls: Option<f64>,
 }
 
 #[napi(object)]
@@ -133,6 +135,7 @@ fn worker_options(env: &Env, o: Option<WorkerOptionsJs>) -> Result<WorkerOptions
     if let Some(v) = o.dead_max_len {
         out.dead_max_len = Some(uint(env, "deadMaxLen", v)?);
     }
+    set(&mut out.max_stalls, "maxStalls", o.max_stalls)?;
     if let Some(b) = o.backoff {
         out.backoff = Backoff::parse(&b).map_err(|e| to_js(env, &e))?;
     }

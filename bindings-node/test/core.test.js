@@ -246,7 +246,7 @@ test('scheduling, browse ranges, pause/resume, remove', async () => {
 })
 
 test('pure helpers', () => {
-  assert.equal(emq.protocolVersion(), 'echomq:2.0.0')
+  assert.equal(emq.protocolVersion(), 'echomq:2.1.0')
   const id = emq.mintJobId(7)
   const parsed = emq.parseId(id)
   assert.equal(parsed.namespace, 'JOB')
@@ -296,13 +296,14 @@ test('error table: exactly the core codes, as constants', () => {
       'EMQKIND', 'EMQSTALE', 'EMQ_GONE', 'EMQ_LEASE_LOST', 'EMQ_NOT_DEAD', 'EMQ_VERSION_FENCE',
       'EMQ_INVALID_ID', 'EMQ_INVALID_QUEUE', 'EMQ_INVALID_ARGUMENT', 'EMQ_CONNECTION', 'EMQ_TIMEOUT',
       'EMQ_PROTOCOL', 'EMQ_SERVER', 'EMQ_JOB_ACTIVE', 'EMQ_BUNDLE_MISMATCH', 'EMQ_CLOSED',
-      'EMQ_UNAVAILABLE', 'EMQ_NOT_DURABLE', 'EMQ_PARTIAL_BATCH', 'EMQ_INTERNAL',
+      'EMQ_UNSUPPORTED', 'EMQRATE', 'EMQ_UNAVAILABLE', 'EMQ_NOT_DURABLE',
+      'EMQ_PARTIAL_BATCH', 'EMQ_INTERNAL',
     ]
   )
-  // Stable numbers: 1..16, then each later kind's pre-assigned code.
+  // Stable numbers: 1..18, then each later kind's pre-assigned code.
   assert.deepEqual(
     kinds.map((k) => k.status),
-    [...[...Array(16).keys()].map((i) => i + 1), 20, 21, 22, 23]
+    [...[...Array(18).keys()].map((i) => i + 1), 20, 21, 22, 23]
   )
   for (const k of kinds) assert.equal(emq.ErrorCode[k.name], k.code)
   assert.ok(Object.isFrozen(emq.ErrorCode))
@@ -323,7 +324,7 @@ test('closed client rejects with EMQ_CLOSED; connection refusal with EMQ_CONNECT
 })
 
 test('version fence: another protocol version is refused with EMQ_VERSION_FENCE and found', async () => {
-  assert.equal(await raw.cmd('GET', '{emq}:version'), 'echomq:2.0.0')
+  assert.equal(await raw.cmd('GET', '{emq}:version'), 'echomq:2.1.0')
   await raw.cmd('SET', '{emq}:version', 'echomq:3.0.0')
   try {
     const err = await rejectsWith(emq.connect(server.url), ErrorCode.VERSION_FENCE)
@@ -331,6 +332,6 @@ test('version fence: another protocol version is refused with EMQ_VERSION_FENCE 
     assert.equal(err.status, 6)
     assert.equal(await raw.cmd('GET', '{emq}:version'), 'echomq:3.0.0')
   } finally {
-    await raw.cmd('SET', '{emq}:version', 'echomq:2.0.0')
+    await raw.cmd('SET', '{emq}:version', 'echomq:2.1.0')
   }
 })

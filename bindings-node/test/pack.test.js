@@ -71,13 +71,13 @@ test('npm pack includes the platform binary, and the tarball installs and works 
     { cwd: app, env: { ...process.env, URL: server.url }, encoding: 'utf8', timeout: 15000 }
   )
   assert.equal(esm.status, 0, esm.stderr)
-  assert.equal(esm.stdout.trim(), 'echomq:2.0.0 1')
+  assert.equal(esm.stdout.trim(), 'echomq:2.1.0 1')
 
   // The operator's command ships as the package's bin: `npx emq`.
   const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx'
   const version = spawnSync(npx, ['--offline', 'emq', '--version'], { cwd: app, encoding: 'utf8', timeout: 30000 })
   assert.equal(version.status, 0, version.stderr)
-  assert.match(version.stdout, /^emq \d+\.\d+\.\d+ \(wire echomq:2\.0\.0\)$/m)
+  assert.match(version.stdout, /^emq \d+\.\d+\.\d+ \(wire echomq:2\.1\.0\)$/m)
   const stats = spawnSync(npx, ['--offline', 'emq', '--json', 'stats', 'packed'], {
     cwd: app,
     env: { ...process.env, EMQ_URL: server.url },

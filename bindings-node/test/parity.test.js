@@ -87,12 +87,12 @@ test('connect and worker options: the docs names in camelCase, and nothing else'
   const connectOpts = optionNames('Connect options (all optional)').map(camel)
   assert.deepEqual(connectOpts.sort(), [
     'clientName', 'connectTimeoutMs', 'maxPayload', 'nodeId', 'publishEvents', 'responseTimeoutMs', 'strictBundle',
-    'waitReplicas', 'waitTimeoutMs',
+    'waitReplicas', 'waitTimeoutMs', 'wireVersion',
   ])
   const workerOpts = optionNames('Worker options:').map(camel)
   assert.deepEqual(workerOpts.sort(), [
     'backoff', 'backoffBaseMs', 'backoffCapMs', 'concurrency', 'deadMaxAgeMs', 'deadMaxLen', 'handlerBatch',
-    'idleMaxMs', 'leaseMs', 'maxAttempts', 'prefetch', 'pumpIntervalMs', 'shutdownGraceMs',
+    'idleMaxMs', 'leaseMs', 'maxAttempts', 'maxStalls', 'prefetch', 'pumpIntervalMs', 'shutdownGraceMs',
   ])
   for (const o of [...connectOpts, ...workerOpts]) assert.match(DTS, new RegExp(`\\n  ${o}\\?: `), o)
 })

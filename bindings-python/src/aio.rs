@@ -138,7 +138,7 @@ fn flag(py: Python<'_>, b: bool) -> PyResult<Bound<'_, PyAny>> {
 #[pyfunction]
 #[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
     response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
-    wait_replicas=None, wait_timeout_ms=None))]
+    wire_version=None, wait_replicas=None, wait_timeout_ms=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect_async<'py>(
     py: Python<'py>,
@@ -150,6 +150,7 @@ pub fn connect_async<'py>(
     max_payload: Option<Bound<'py, PyAny>>,
     strict_bundle: bool,
     publish_events: bool,
+    wire_version: Option<String>,
     wait_replicas: Option<Bound<'py, PyAny>>,
     wait_timeout_ms: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -161,6 +162,7 @@ pub fn connect_async<'py>(
         max_payload.as_ref(),
         strict_bundle,
         publish_events,
+        wire_version.as_deref(),
         (wait_replicas.as_ref(), wait_timeout_ms.as_ref()),
     )?;
     future_into_py(
@@ -192,17 +194,24 @@ impl NativeAsyncClient {
         Ok(found.into_iter().map(Into::into).collect())
     }
 
+    #[pyo3(signature = (queue, payload, *, dedup_id=None, dedup_ttl_ms=None))]
     fn enqueue<'py>(
         &self,
         py: Python<'py>,
         queue: String,
         payload: &Bound<'py, PyAny>,
+        dedup_id: Option<String>,
+        dedup_ttl_ms: Option<u64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let payload = crate::types::payload(payload)?;
+        let options = echomq::EnqueueOptions {
+            dedup_id,
+            dedup_ttl_ms,
+        };
         let c = self.inner.clone();
         future_into_py(
             py,
-            async move { c.enqueue(&queue, payload).await },
+            async move { c.enqueue_with(&queue, payload, &options).await },
             enqueued,
         )
     }

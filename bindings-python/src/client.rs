@@ -57,7 +57,7 @@ pub fn browse_args(
 #[pyfunction]
 #[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
     response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
-    wait_replicas=None, wait_timeout_ms=None))]
+    wire_version=None, wait_replicas=None, wait_timeout_ms=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -69,6 +69,7 @@ pub fn connect(
     max_payload: Option<Bound<'_, PyAny>>,
     strict_bundle: bool,
     publish_events: bool,
+    wire_version: Option<String>,
     wait_replicas: Option<Bound<'_, PyAny>>,
     wait_timeout_ms: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Client> {
@@ -80,6 +81,7 @@ pub fn connect(
         max_payload.as_ref(),
         strict_bundle,
         publish_events,
+        wire_version.as_deref(),
         (wait_replicas.as_ref(), wait_timeout_ms.as_ref()),
     )?;
     let inner = py
@@ -117,16 +119,23 @@ impl Client {
         Ok(found.into_iter().map(Into::into).collect())
     }
 
+    #[pyo3(signature = (queue, payload, *, dedup_id=None, dedup_ttl_ms=None))]
     fn enqueue(
         &self,
         py: Python<'_>,
         queue: String,
         payload: &Bound<'_, PyAny>,
+        dedup_id: Option<String>,
+        dedup_ttl_ms: Option<u64>,
     ) -> PyResult<Enqueued> {
         let payload = crate::types::payload(payload)?;
+        let options = echomq::EnqueueOptions {
+            dedup_id,
+            dedup_ttl_ms,
+        };
         let c = &self.inner;
         Ok(py
-            .detach(|| c.enqueue(&queue, &payload))
+            .detach(|| c.enqueue_with(&queue, &payload, &options))
             .map_err(err)?
             .into())
     }

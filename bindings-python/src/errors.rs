@@ -9,7 +9,12 @@ static UNRECOVERABLE: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 
 /// The exception instance for a core error (an `EchoMQError` subclass).
 pub fn exception<'py>(py: Python<'py>, e: &echomq::Error) -> Bound<'py, PyAny> {
-    let detail = e.found().or_else(|| e.class_word()).or_else(|| e.job_id());
+    let detail = e
+        .found()
+        .or_else(|| e.class_word())
+        .or_else(|| e.job_id())
+        .map(String::from)
+        .or_else(|| e.retry_after_ms().map(|ms| ms.to_string()));
     let made = FROM_NATIVE
         .get_or_try_init(py, || {
             Ok::<_, PyErr>(

@@ -11,7 +11,9 @@ mod defaults;
 mod errors;
 mod helpers;
 mod interp;
+mod limits;
 mod observe;
+mod stall;
 mod types;
 mod worker;
 
@@ -32,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<observe::QueueEvent>()?;
     m.add_class::<observe::Settled>()?;
     m.add_class::<observe::Subscription>()?;
+    m.add_class::<stall::Reaped>()?;
     observe::install_logging(m.py())?;
     m.add_function(wrap_pyfunction!(client::connect, m)?)?;
     m.add_function(wrap_pyfunction!(aio::connect_async, m)?)?;

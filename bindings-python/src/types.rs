@@ -96,7 +96,7 @@ pub fn as_refs(pairs: &[(String, u64)]) -> Vec<(&str, u64)> {
 // ---- connect options -----------------------------------------------------------
 
 /// The connect keywords; `None` takes the core's default.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // one per connect keyword, as in `connect`
 pub fn connect_options(
     node_id: Option<&Bound<'_, PyAny>>,
     client_name: Option<String>,
@@ -105,6 +105,7 @@ pub fn connect_options(
     max_payload: Option<&Bound<'_, PyAny>>,
     strict_bundle: bool,
     publish_events: bool,
+    wire_version: Option<&str>,
     (wait_replicas, wait_timeout_ms): (Option<&Bound<'_, PyAny>>, Option<&Bound<'_, PyAny>>),
 ) -> PyResult<echomq::ConnectOptions> {
     use echomq::defaults as core;
@@ -120,6 +121,10 @@ pub fn connect_options(
         response_timeout_ms,
         core::RESPONSE_TIMEOUT_MS,
     )?;
+    let wire_version = match wire_version {
+        Some(v) => echomq::WireVersion::parse(v).map_err(crate::errors::err)?,
+        None => echomq::WireVersion::NEWEST,
+    };
     Ok(echomq::ConnectOptions {
         node_id,
         client_name,
@@ -132,6 +137,7 @@ pub fn connect_options(
         max_payload: count_or("max_payload", max_payload, core::MAX_PAYLOAD)?,
         strict_bundle,
         publish_events,
+        wire_version,
         // Beyond u32 no cluster has that many replicas: it can only answer NotDurable.
         wait_replicas: u32::try_from(uint_or("wait_replicas", wait_replicas, 0)?)
             .unwrap_or(u32::MAX),

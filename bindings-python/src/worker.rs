@@ -105,7 +105,8 @@ impl NativeWorker {
     #[pyo3(signature = (client, queue, handler, *, concurrency=None, lease_ms=None,
         max_attempts=None, backoff=None, backoff_base_ms=None, backoff_cap_ms=None,
         pump_interval_ms=None, idle_max_ms=None, shutdown_grace_ms=None, prefetch=None,
-        handler_batch=None, dead_max_age_ms=None, dead_max_len=None, batched=false))]
+        handler_batch=None, dead_max_age_ms=None, dead_max_len=None, max_stalls=None,
+        batched=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         client: &Bound<'_, PyAny>,
@@ -124,6 +125,7 @@ impl NativeWorker {
         handler_batch: Option<Bound<'_, PyAny>>,
         dead_max_age_ms: Option<Bound<'_, PyAny>>,
         dead_max_len: Option<Bound<'_, PyAny>>,
+        max_stalls: Option<Bound<'_, PyAny>>,
         batched: bool,
     ) -> PyResult<Self> {
         if !handler.bind(client.py()).is_callable() {
@@ -162,6 +164,7 @@ impl NativeWorker {
             handler_batch: count_or("handler_batch", handler_batch.as_ref(), d.handler_batch)?,
             dead_max_age_ms: optional_uint("dead_max_age_ms", dead_max_age_ms.as_ref())?,
             dead_max_len: optional_uint("dead_max_len", dead_max_len.as_ref())?,
+            max_stalls: uint_or("max_stalls", max_stalls.as_ref(), d.max_stalls)?,
         };
         let worker = echomq::Worker::new_blocking_batch(
             core_client(client)?,

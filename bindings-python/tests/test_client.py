@@ -338,7 +338,7 @@ def test_pure_helpers():
     assert echomq.classify("something").class_ == "unclassified"
     assert echomq.slot("123456789") == 0x31C3
     assert echomq.slot("emq:{q}:pending") == echomq.slot(b"{q}")
-    assert echomq.protocol_version() == echomq.PROTOCOL_VERSION == "echomq:2.0.0"
+    assert echomq.protocol_version() == echomq.PROTOCOL_VERSION == "echomq:2.1.0"
 
 
 def test_error_classes_follow_the_table():
@@ -359,6 +359,8 @@ def test_error_classes_follow_the_table():
         echomq.JobActiveError: "EMQ_JOB_ACTIVE",
         echomq.BundleMismatchError: "EMQ_BUNDLE_MISMATCH",
         echomq.ClosedError: "EMQ_CLOSED",
+        echomq.UnsupportedError: "EMQ_UNSUPPORTED",
+        echomq.RateLimitedError: "EMQRATE",
         echomq.UnavailableError: "EMQ_UNAVAILABLE",
         echomq.NotDurableError: "EMQ_NOT_DURABLE",
     }

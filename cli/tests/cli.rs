@@ -105,7 +105,7 @@ fn version_names_the_package_and_the_wire() {
     assert_eq!(code, 0);
     assert_eq!(
         out.trim(),
-        format!("emq {} (wire echomq:2.0.0)", env!("CARGO_PKG_VERSION"))
+        format!("emq {} (wire echomq:2.1.0)", env!("CARGO_PKG_VERSION"))
     );
 }
 
@@ -583,6 +583,43 @@ fn pump_promotes_reaps_trims_and_stops_on_sigterm() {
         "{err}"
     );
     assert!(err.trim_end().ends_with("emq pump: stopped"), "{err}");
+}
+
+#[test]
+fn pump_dead_letters_a_lapsed_job_at_max_stalls() {
+    let server = Server::start();
+    let url = server.url();
+    let f = fill(&server);
+    let mut raw = server.raw();
+    // The active job's holder died: its lease lapsed. A cap of 1 forgives no stall.
+    let _: () = raw
+        .zadd(format!("emq:{{{Q}}}:active"), &f.active, 1)
+        .unwrap();
+    let pump = spawn_pump(&url, &[Q, "--interval", "50ms", "--max-stalls", "1"]);
+    wait_until(|| zcard(&server, "dead") == 3);
+    assert_eq!(zcard(&server, "active"), 0);
+    assert_eq!(zcard(&server, "pending"), 3);
+    let row: std::collections::HashMap<String, String> = raw
+        .hgetall(format!("emq:{{{Q}}}:job:{}", f.active))
+        .unwrap();
+    assert_eq!(row["state"], "dead");
+    assert_eq!(row["last_error"], "stalled");
+    assert_eq!(row["stalled"], "1");
+    let status = Proc::new("kill")
+        .args(["-TERM", &pump.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = pump.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("reaped 1 (1 at the stall cap went dead)"),
+        "{err}"
+    );
+    // A cap of zero is refused before any I/O.
+    let (code, _, err) = run(&url, &["pump", Q, "--max-stalls", "0"]);
+    assert_eq!(code, 1, "{err}");
 }
 
 /// A redis-server with extra arguments (the doctor's configurations).

@@ -16,10 +16,11 @@ use crate::replies;
 use crate::scripts;
 use crate::transport::Transport;
 use crate::types::*;
+use crate::wire::WireVersion;
 
 /// How many times `enqueue` re-mints when a freshly minted id already exists
 /// (only possible when two processes share a node id).
-const MINT_ATTEMPTS: usize = 8;
+pub(crate) const MINT_ATTEMPTS: usize = 8;
 
 /// A connection to one EchoMQ deployment. Cheap to clone; all clones share one
 /// multiplexed connection, so concurrent calls pipeline automatically.
@@ -28,14 +29,18 @@ pub struct Client {
     pub(crate) transport: Arc<Transport>,
     /// The node id given at connect (the option, else `EMQ_NODE_ID`);
     /// `None` mints with the process's default, redrawn in a forked child.
-    node_id: Option<u16>,
-    events: Arc<Publisher>,
+    pub(crate) node_id: Option<u16>,
+    /// The wire version this handle speaks: the connect option, except on
+    /// the probe handle `upgrade_protocol` builds to try the next version.
+    pub(crate) wire: WireVersion,
+    pub(crate) events: Arc<Publisher>,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("node_id", &self.node_id())
+            .field("wire", &self.wire)
             .finish_non_exhaustive()
     }
 }
@@ -61,11 +66,13 @@ impl Client {
         options.validate()?;
         crate::runtime::check_env()?;
         let publish = options.publish_events;
+        let wire = options.wire_version;
         let transport = Transport::connect(url, options).await?;
         let events = Arc::new(Publisher::new(transport.clone(), publish));
         Ok(Client {
             transport,
             node_id,
+            wire,
             events,
         })
     }
@@ -80,12 +87,18 @@ impl Client {
 
     /// Queue events for `keys`' queue, published once the batch is sent;
     /// `None` when this client does not publish.
-    fn events(&self, keys: &QueueKeys) -> Option<Batch<'_>> {
+    pub(crate) fn events(&self, keys: &QueueKeys) -> Option<Batch<'_>> {
         self.events.batch(&keys.base)
     }
 
     /// Publish one event right away (when this client publishes).
-    fn publish(&self, keys: &QueueKeys, event: &str, job: &str, fields: &[(&str, &str)]) {
+    pub(crate) fn publish(
+        &self,
+        keys: &QueueKeys,
+        event: &str,
+        job: &str,
+        fields: &[(&str, &str)],
+    ) {
         if let Some(mut batch) = self.events(keys) {
             batch.add(event, job, fields);
             batch.send();
@@ -96,6 +109,16 @@ impl Client {
     /// the process's default (see [`id::default_node_id`]).
     pub fn node_id(&self) -> u16 {
         self.node_id.unwrap_or_else(id::default_node_id)
+    }
+
+    /// The wire version this client speaks (and fenced).
+    pub fn wire_version(&self) -> WireVersion {
+        self.wire
+    }
+
+    /// Refuse, before any I/O, a verb that needs a newer wire version.
+    pub(crate) fn require(&self, needed: WireVersion, verb: &str) -> Result<()> {
+        self.wire.require(needed, verb)
     }
 
     pub fn options(&self) -> &ConnectOptions {
@@ -140,7 +163,7 @@ impl Client {
         self.transport.close();
     }
 
-    fn check_payload(&self, payload: &[u8]) -> Result<()> {
+    pub(crate) fn check_payload(&self, payload: &[u8]) -> Result<()> {
         let max = self.transport.options().max_payload;
         if payload.len() > max {
             return Err(Error::invalid_argument(format!(
@@ -438,8 +461,13 @@ impl Client {
             .next())
     }
 
-    /// Claim up to `max` jobs in one call, all with one lease deadline.
+    /// Claim up to `max` jobs in one call, all with one lease deadline. At
+    /// wire 2.1.0 the claim honours the queue's concurrency ceiling and rate
+    /// limit: a refused claim is [`ErrorKind::RateLimited`] with the wait.
     pub async fn claim_many(&self, queue: &str, max: u64, lease_ms: u64) -> Result<Vec<Job>> {
+        if self.wire >= WireVersion::V2_1_0 {
+            return self.claim_guarded(queue, max, lease_ms, 0).await;
+        }
         let keys = QueueKeys::new(queue)?;
         check_positive("lease_ms", lease_ms)?;
         check_positive("max", max)?;
@@ -456,8 +484,14 @@ impl Client {
             )
             .await?;
         let jobs = replies::claimed(answer)?;
-        if let Some(mut events) = self.events(&keys) {
-            for job in &jobs {
+        self.publish_active(&keys, &jobs);
+        Ok(jobs)
+    }
+
+    /// `active` for each job a claim handed out (either claim script).
+    pub(crate) fn publish_active(&self, keys: &QueueKeys, jobs: &[Job]) {
+        if let Some(mut events) = self.events(keys) {
+            for job in jobs {
                 events.add(
                     "active",
                     job.id.as_str(),
@@ -466,7 +500,6 @@ impl Client {
             }
             events.send();
         }
-        Ok(jobs)
     }
 
     fn complete_call(keys: &QueueKeys, id: &BrandedId, token: u64) -> (Vec<String>, Vec<Vec<u8>>) {

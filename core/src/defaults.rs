@@ -21,6 +21,9 @@ pub const IDLE_MAX_MS: u64 = 50;
 pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
 /// Jobs handed to a batch handler in one call.
 pub const HANDLER_BATCH: usize = 1;
+/// Stalls (lapsed leases) a job survives before the reaper dead-letters it
+/// (wire 2.1.0): one stall is forgiven, as BullMQ's default.
+pub const MAX_STALLS: u64 = 2;
 
 /// One connection attempt's limit.
 pub const CONNECT_TIMEOUT_MS: u64 = 5_000;

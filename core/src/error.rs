@@ -41,6 +41,12 @@ pub enum ErrorKind {
     BundleMismatch = 15,
     /// The client (or worker) was closed.
     Closed = 16,
+    /// The verb needs a newer wire version than the client was told to speak
+    /// (answered before any network I/O).
+    Unsupported = 17,
+    /// `EMQRATE`: the queue's global concurrency or rate limit refused the
+    /// claim; carries how long to wait ([`Error::retry_after_ms`]).
+    RateLimited = 18,
     /// A transient server state (`LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`,
     /// `MASTERDOWN`, `READONLY`, no reachable node) outlasted the retries
     /// inside the response timeout. The request did not run; retrying is safe.
@@ -60,7 +66,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in code order (bindings use it to build their tables).
-    pub const ALL: [ErrorKind; 20] = [
+    pub const ALL: [ErrorKind; 22] = [
         ErrorKind::Kind,
         ErrorKind::Stale,
         ErrorKind::Gone,
@@ -77,6 +83,8 @@ impl ErrorKind {
         ErrorKind::JobActive,
         ErrorKind::BundleMismatch,
         ErrorKind::Closed,
+        ErrorKind::Unsupported,
+        ErrorKind::RateLimited,
         ErrorKind::Unavailable,
         ErrorKind::NotDurable,
         ErrorKind::PartialBatch,
@@ -102,6 +110,8 @@ impl ErrorKind {
             ErrorKind::JobActive => "EMQ_JOB_ACTIVE",
             ErrorKind::BundleMismatch => "EMQ_BUNDLE_MISMATCH",
             ErrorKind::Closed => "EMQ_CLOSED",
+            ErrorKind::Unsupported => "EMQ_UNSUPPORTED",
+            ErrorKind::RateLimited => "EMQRATE",
             ErrorKind::Unavailable => "EMQ_UNAVAILABLE",
             ErrorKind::NotDurable => "EMQ_NOT_DURABLE",
             ErrorKind::PartialBatch => "EMQ_PARTIAL_BATCH",
@@ -223,6 +233,15 @@ impl Error {
         }
     }
 
+    /// For a rate-limited claim: how long to wait before claiming again, in
+    /// ms (0 = at the concurrency ceiling: retry when a slot frees).
+    pub fn retry_after_ms(&self) -> Option<u64> {
+        match self.kind {
+            ErrorKind::RateLimited => self.detail.as_deref()?.parse().ok(),
+            _ => None,
+        }
+    }
+
     /// For an unknown protocol class: the `EMQ*` word the server sent.
     pub fn class_word(&self) -> Option<&str> {
         match self.kind {
@@ -264,12 +283,12 @@ impl Error {
         .with_detail(id)
     }
 
-    pub(crate) fn version_fence(found: &str) -> Self {
+    pub(crate) fn version_fence(found: &str, speaks: crate::WireVersion) -> Self {
         Error::new(
             ErrorKind::VersionFence,
             format!(
                 "version fence: {{emq}}:version holds {found:?}, this client speaks {:?}",
-                crate::PROTOCOL_VERSION
+                speaks.as_str()
             ),
         )
         .with_detail(found)
@@ -315,6 +334,12 @@ impl Error {
             "EMQKIND" => Error::new(ErrorKind::Kind, format!("EMQKIND {detail}")),
             "EMQSTALE" if detail == "job gone" => Error::new(ErrorKind::Gone, "EMQSTALE job gone"),
             "EMQSTALE" => Error::new(ErrorKind::Stale, format!("EMQSTALE {detail}")),
+            // `EMQRATE <wait ms> <why>` (echomq:2.1.0).
+            "EMQRATE" => {
+                let wait = detail.split(' ').next().unwrap_or("0");
+                Error::new(ErrorKind::RateLimited, format!("EMQRATE {detail}"))
+                    .with_detail(wait.parse::<u64>().unwrap_or(0).to_string())
+            }
             word if word.starts_with("EMQ") => Error::new(
                 ErrorKind::Protocol,
                 format!("unknown protocol class {word}: {detail}"),

@@ -9,18 +9,24 @@ use redis::AsyncCommands;
 use crate::error::{Error, Result};
 use crate::keys::{BUNDLE_KEY, VERSION_KEY};
 use crate::scripts;
-use crate::PROTOCOL_VERSION;
+use crate::wire::WireVersion;
 
 /// GET the version; claim it with SET NX on a fresh keyspace and read it back;
 /// refuse any other value with the typed fence error. Sends nothing else.
-pub(crate) async fn fence<C: ConnectionLike + Send + Sync>(conn: &mut C) -> Result<()> {
+/// A fresh keyspace is fenced at the version this client speaks; an existing
+/// record is never moved here (that is [`crate::Client::upgrade_protocol`]).
+pub(crate) async fn fence<C: ConnectionLike + Send + Sync>(
+    conn: &mut C,
+    speaks: WireVersion,
+) -> Result<()> {
+    let version = speaks.as_str();
     let found: Option<String> = conn.get(VERSION_KEY).await?;
     let found = match found {
         Some(v) => v,
         None => {
             let _: Option<String> = redis::cmd("SET")
                 .arg(VERSION_KEY)
-                .arg(PROTOCOL_VERSION)
+                .arg(version)
                 .arg("NX")
                 .query_async(conn)
                 .await?;
@@ -28,10 +34,10 @@ pub(crate) async fn fence<C: ConnectionLike + Send + Sync>(conn: &mut C) -> Resu
             again.unwrap_or_default()
         }
     };
-    if found == PROTOCOL_VERSION {
+    if found == version {
         Ok(())
     } else {
-        Err(Error::version_fence(&found))
+        Err(Error::version_fence(&found, speaks))
     }
 }
 
@@ -46,13 +52,16 @@ pub struct BundleMismatch {
     pub theirs: String,
 }
 
-/// Record our bundle with HSETNX and report every field that already holds a
-/// different SHA. Also loads every script so pipelines rarely meet NOSCRIPT.
+/// Record the bundle of the version we speak with HSETNX and report every
+/// field that already holds a different SHA. Also loads those scripts so
+/// pipelines rarely meet NOSCRIPT.
 pub(crate) async fn record_bundle<C: ConnectionLike + Send + Sync>(
     conn: &mut C,
+    speaks: WireVersion,
 ) -> Result<Vec<BundleMismatch>> {
-    let mut fields: Vec<(&str, &str)> = scripts::all().iter().map(|s| (s.name, s.sha1())).collect();
-    fields.push(("bundle", scripts::bundle_sha1()));
+    let ours = scripts::for_version(speaks);
+    let mut fields: Vec<(&str, &str)> = ours.iter().map(|s| (s.name, s.sha1())).collect();
+    fields.push(("bundle", scripts::bundle_sha1_for(speaks)));
 
     let mut pipe = redis::pipe();
     for (name, sha) in &fields {
@@ -66,14 +75,14 @@ pub(crate) async fn record_bundle<C: ConnectionLike + Send + Sync>(
     for (name, _) in &fields {
         pipe.arg(*name);
     }
-    for script in scripts::all() {
+    for script in &ours {
         pipe.cmd("SCRIPT").arg("LOAD").arg(script.source);
     }
     let mut answers: Vec<redis::Value> = pipe.query_async(conn).await?;
     let loaded = answers.split_off(1);
     let recorded: Vec<Option<String>> = redis::from_redis_value(answers.remove(0))?;
 
-    for (script, sha) in scripts::all().iter().zip(loaded) {
+    for (script, sha) in ours.iter().zip(loaded) {
         let sha: String = redis::from_redis_value(sha)?;
         script.check_loaded(&sha)?;
     }

@@ -5,20 +5,28 @@
 //! per-queue  := "emq:{" q "}:" suffix
 //! reserve    := "{emq}:" ( "version" | "locks" | "bundle" | "migration:" q )
 //! suffix     := type | "job:" jid | "metrics:completed" | "metrics:failed"
+//!             | "de:" did                      (echomq:2.1.0)
+//! did        := [A-Za-z0-9._-]{1,255}
 //! ```
+//!
+//! Classification is per wire version: [`classify`] parses the newest
+//! grammar, [`classify_as`] a given version's (under 2.0.0 the 2.1.0 key
+//! types are unclassified).
 
 use std::fmt;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
+use crate::wire::WireVersion;
 
 pub const VERSION_KEY: &str = "{emq}:version";
 pub const LOCKS_KEY: &str = "{emq}:locks";
 pub const BUNDLE_KEY: &str = "{emq}:bundle";
 const MIGRATION_PREFIX: &str = "{emq}:migration:";
 const MAX_QUEUE_LEN: usize = 128;
+const MAX_DEDUP_ID_LEN: usize = 255;
 
-/// The five per-queue structures.
+/// The per-queue structures: five at 2.0.0, plus `limiter` at 2.1.0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KeyType {
     Pending,
@@ -26,16 +34,27 @@ pub enum KeyType {
     Schedule,
     Dead,
     Meta,
+    /// echomq:2.1.0: the rate limit's window counter (a STRING with a PTTL).
+    Limiter,
 }
 
 impl KeyType {
-    pub const ALL: [KeyType; 5] = [
+    pub const ALL: [KeyType; 6] = [
         KeyType::Pending,
         KeyType::Active,
         KeyType::Schedule,
         KeyType::Dead,
         KeyType::Meta,
+        KeyType::Limiter,
     ];
+
+    /// The wire version that registered this key type.
+    pub fn since(self) -> WireVersion {
+        match self {
+            KeyType::Limiter => WireVersion::V2_1_0,
+            _ => WireVersion::V2_0_0,
+        }
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -44,6 +63,7 @@ impl KeyType {
             KeyType::Schedule => "schedule",
             KeyType::Dead => "dead",
             KeyType::Meta => "meta",
+            KeyType::Limiter => "limiter",
         }
     }
 
@@ -98,6 +118,9 @@ pub enum KeyClass {
     Job { queue: String, id: BrandedId },
     /// `emq:{q}:metrics:<completed|failed>`
     Metric { queue: String, metric: Metric },
+    /// `emq:{q}:de:<dedup id>` (echomq:2.1.0): the id of the job holding a
+    /// deduplication id.
+    Dedup { queue: String, dedup_id: String },
     /// `{emq}:<member>`
     Reserve(ReserveKey),
     /// Anything the grammar does not produce.
@@ -110,6 +133,7 @@ impl fmt::Display for KeyClass {
             KeyClass::Queue { queue, key_type } => write!(f, "queue {queue} {}", key_type.as_str()),
             KeyClass::Job { queue, id } => write!(f, "job {queue} {id}"),
             KeyClass::Metric { queue, metric } => write!(f, "metric {queue} {}", metric.as_str()),
+            KeyClass::Dedup { queue, dedup_id } => write!(f, "dedup {queue} {dedup_id}"),
             KeyClass::Reserve(r) => write!(f, "reserve {r:?}"),
             KeyClass::Unclassified => f.write_str("unclassified"),
         }
@@ -120,17 +144,17 @@ impl fmt::Display for KeyClass {
 /// (`classify` in Python, Node and C), so no binding re-derives it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeyFields {
-    /// `queue`, `job`, `metric`, `reserve` or `unclassified`.
+    /// `queue`, `job`, `metric`, `dedup`, `reserve` or `unclassified`.
     pub class: &'static str,
     /// The queue of a per-queue key, and of `{emq}:migration:<q>`.
     pub queue: Option<String>,
     /// The suffix after `emq:{q}:` of a queue or metric key: `pending`, ...,
-    /// `metrics:completed`, `metrics:failed`.
+    /// `metrics:completed`, `metrics:failed`; `de` for a dedup key.
     pub key_type: Option<String>,
     /// The id of a job key.
     pub id: Option<String>,
     /// The suffix after `{emq}:` of a reserve key: `version`, `locks`,
-    /// `bundle`, `migration:<q>`.
+    /// `bundle`, `migration:<q>`; the dedup id of a dedup key.
     pub member: Option<String>,
 }
 
@@ -153,6 +177,13 @@ impl KeyClass {
                 class: "metric",
                 queue: Some(queue.clone()),
                 key_type: Some(format!("metrics:{}", metric.as_str())),
+                ..KeyFields::default()
+            },
+            KeyClass::Dedup { queue, dedup_id } => KeyFields {
+                class: "dedup",
+                queue: Some(queue.clone()),
+                key_type: Some("de".to_string()),
+                member: Some(dedup_id.clone()),
                 ..KeyFields::default()
             },
             KeyClass::Reserve(member) => {
@@ -197,6 +228,31 @@ pub fn validate_queue(queue: &str) -> Result<()> {
     }
 }
 
+fn dedup_id_ok(did: &[u8]) -> bool {
+    !did.is_empty()
+        && did.len() <= MAX_DEDUP_ID_LEN
+        && did
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Refuse a dedup id outside `[A-Za-z0-9._-]{1,255}` (the reference's charset).
+pub fn validate_dedup_id(dedup_id: &str) -> Result<()> {
+    if dedup_id_ok(dedup_id.as_bytes()) {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(format!(
+            "invalid dedup id {dedup_id:?}: must match [A-Za-z0-9._-]{{1,255}}"
+        )))
+    }
+}
+
+/// `emq:{q}:de:<dedup id>` (echomq:2.1.0).
+pub fn dedup_key(queue: &str, dedup_id: &str) -> Result<String> {
+    validate_dedup_id(dedup_id)?;
+    Ok(format!("{}de:{dedup_id}", queue_base(queue)?))
+}
+
 /// Is `queue` a legal queue name?
 pub fn is_valid_queue(queue: &str) -> bool {
     queue_name_ok(queue.as_bytes())
@@ -237,11 +293,21 @@ pub fn reserve_key(member: &ReserveKey) -> Result<String> {
     })
 }
 
-/// Classify any byte string. Never panics; never allocates for unclassified input
-/// beyond what the answer holds.
+/// Classify any byte string by the newest grammar. Never panics; never
+/// allocates for unclassified input beyond what the answer holds.
 pub fn classify_bytes(key: &[u8]) -> KeyClass {
+    classify_bytes_as(key, WireVersion::NEWEST)
+}
+
+/// Classify a key string by one wire version's grammar.
+pub fn classify_as(key: &str, version: WireVersion) -> KeyClass {
+    classify_bytes_as(key.as_bytes(), version)
+}
+
+/// Classify any byte string by one wire version's grammar.
+pub fn classify_bytes_as(key: &[u8], version: WireVersion) -> KeyClass {
     if let Some(rest) = key.strip_prefix(b"emq:{") {
-        return classify_per_queue(rest).unwrap_or(KeyClass::Unclassified);
+        return classify_per_queue(rest, version).unwrap_or(KeyClass::Unclassified);
     }
     if let Some(rest) = key.strip_prefix(b"{emq}:") {
         return match rest {
@@ -267,7 +333,7 @@ fn ascii(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn classify_per_queue(rest: &[u8]) -> Option<KeyClass> {
+fn classify_per_queue(rest: &[u8], version: WireVersion) -> Option<KeyClass> {
     // The queue charset has no '}', so the first '}' closes the hashtag.
     let close = rest.iter().position(|&b| b == b'}')?;
     let (q, tail) = (&rest[..close], &rest[close + 1..]);
@@ -280,8 +346,16 @@ fn classify_per_queue(rest: &[u8]) -> Option<KeyClass> {
         let id = BrandedId::parse_bytes(id).ok()?;
         return Some(KeyClass::Job { queue, id });
     }
+    if version >= WireVersion::V2_1_0 {
+        if let Some(did) = suffix.strip_prefix(b"de:") {
+            return dedup_id_ok(did).then(|| KeyClass::Dedup {
+                queue,
+                dedup_id: ascii(did),
+            });
+        }
+    }
     let suffix = std::str::from_utf8(suffix).ok()?;
-    if let Some(key_type) = KeyType::parse(suffix) {
+    if let Some(key_type) = KeyType::parse(suffix).filter(|t| t.since() <= version) {
         return Some(KeyClass::Queue { queue, key_type });
     }
     let metric = match suffix {
@@ -303,6 +377,8 @@ pub(crate) struct QueueKeys {
     pub meta: String,
     pub completed: String,
     pub failed: String,
+    /// `emq:{q}:limiter` (echomq:2.1.0): the rate limit's window counter.
+    pub limiter: String,
 }
 
 impl QueueKeys {
@@ -316,6 +392,7 @@ impl QueueKeys {
             meta: format!("{base}meta"),
             completed: format!("{base}metrics:completed"),
             failed: format!("{base}metrics:failed"),
+            limiter: format!("{base}limiter"),
             base,
         })
     }
@@ -376,6 +453,44 @@ mod tests {
             ("reserve", Some("migration:orders"), Some("orders"))
         );
         assert_eq!(classify("nope").fields().class, "unclassified");
+    }
+
+    #[test]
+    fn the_2_1_0_grammar_parses_dedup_keys_and_2_0_0_does_not() {
+        let key = dedup_key("orders", "order-42").unwrap();
+        assert_eq!(key, "emq:{orders}:de:order-42");
+        let parsed = classify(&key);
+        assert_eq!(
+            parsed,
+            KeyClass::Dedup {
+                queue: "orders".into(),
+                dedup_id: "order-42".into()
+            }
+        );
+        let f = parsed.fields();
+        assert_eq!(
+            (f.class, f.key_type.as_deref(), f.member.as_deref()),
+            ("dedup", Some("de"), Some("order-42"))
+        );
+        assert_eq!(
+            classify_as(&key, WireVersion::V2_0_0),
+            KeyClass::Unclassified
+        );
+        assert_eq!(classify("emq:{orders}:de:"), KeyClass::Unclassified);
+        assert_eq!(
+            classify("emq:{orders}:limiter"),
+            KeyClass::Queue {
+                queue: "orders".into(),
+                key_type: KeyType::Limiter
+            }
+        );
+        assert_eq!(
+            classify_as("emq:{orders}:limiter", WireVersion::V2_0_0),
+            KeyClass::Unclassified
+        );
+        assert_eq!(classify("emq:{orders}:de:a b"), KeyClass::Unclassified);
+        assert!(dedup_key("orders", &"x".repeat(256)).is_err());
+        assert!(dedup_key("orders", &"x".repeat(255)).is_ok());
     }
 
     #[test]

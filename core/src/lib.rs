@@ -27,6 +27,12 @@ mod queue_events;
 pub mod redact;
 mod transport;
 mod types;
+mod wire;
+
+mod dedup;
+mod limits;
+mod stall;
+mod upgrade;
 
 pub mod blocking;
 pub mod id;
@@ -45,6 +51,7 @@ pub mod worker;
 pub use admin::{DeadBound, JobView, BATCH as ADMIN_BATCH};
 pub use browse_page::{BrowseEntry, BrowsePage, MAX_PAGE};
 pub use client::Client;
+pub use dedup::EnqueueOptions;
 pub use error::{panicked, BatchItem, Error, ErrorKind, Result, WriteState};
 pub use fence::BundleMismatch;
 pub use id::BrandedId;
@@ -52,10 +59,14 @@ pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};
 pub use queue_events::{
     events_channel, BlockingSubscription, QueueEvent, Settled, Subscription, SubscriptionCloser,
 };
+pub use stall::Reaped;
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
+pub use upgrade::UpgradeReport;
+pub use wire::WireVersion;
 pub use worker::{
     Backoff, HandlerError, Verdict, Worker, WorkerEvent, WorkerHandle, WorkerOptions, WorkerStats,
 };
 
-/// The wire protocol this client speaks; the value of `{emq}:version`.
-pub const PROTOCOL_VERSION: &str = "echomq:2.0.0";
+/// The newest wire protocol this client speaks (its default); the value of
+/// `{emq}:version` it fences. See [`WireVersion`] for speaking an older one.
+pub const PROTOCOL_VERSION: &str = "echomq:2.1.0";

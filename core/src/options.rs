@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::defaults;
 use crate::error::{Error, Result};
+use crate::wire::WireVersion;
 
 /// The default payload ceiling: 16 MiB (kept for callers of the old name).
 pub const DEFAULT_MAX_PAYLOAD: usize = defaults::MAX_PAYLOAD;
@@ -28,6 +29,10 @@ pub struct ConnectOptions {
     /// client's verbs make. Default true; false for a client that must not
     /// spend the `PUBLISH`es (nobody follows the queue).
     pub publish_events: bool,
+    /// The wire version to speak (and fence). Default: the newest,
+    /// `echomq:2.1.0`. Speak `echomq:2.0.0` to share a deployment still
+    /// recorded at 2.0.0; the 2.1.0 verbs then answer `Unsupported`.
+    pub wire_version: WireVersion,
     /// Durable writes: after every enqueue verb and `complete`, `WAIT` until
     /// this many replicas hold the write, else answer
     /// [`crate::ErrorKind::NotDurable`]. Default 0 (no `WAIT`).
@@ -46,6 +51,7 @@ impl Default for ConnectOptions {
             max_payload: defaults::MAX_PAYLOAD,
             strict_bundle: false,
             publish_events: true,
+            wire_version: WireVersion::NEWEST,
             wait_replicas: 0,
             wait_timeout_ms: 1000,
         }

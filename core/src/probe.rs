@@ -15,6 +15,7 @@ use crate::keys::{BUNDLE_KEY, VERSION_KEY};
 use crate::options::ConnectOptions;
 use crate::scripts;
 use crate::server_info::ServerInfo;
+use crate::wire::WireVersion;
 
 /// What a deployment's server and its `{emq}:` reserve look like.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,6 +158,7 @@ pub async fn probe(url: &str, options: &ConnectOptions) -> Result<ServerProbe> {
             ),
         };
 
+    let bundle_mismatches = bundle_mismatches(&recorded, version_record.as_deref());
     Ok(ServerProbe {
         server,
         server_version,
@@ -170,7 +172,7 @@ pub async fn probe(url: &str, options: &ConnectOptions) -> Result<ServerProbe> {
         round_trip,
         clock_offset_ms,
         version_record,
-        bundle_mismatches: bundle_mismatches(&recorded),
+        bundle_mismatches,
     })
 }
 
@@ -201,12 +203,21 @@ async fn info_fields(conn: &mut MultiplexedConnection) -> Result<HashMap<String,
     Ok(fields)
 }
 
-/// The recorded bundle fields that differ from this build's SHAs.
-fn bundle_mismatches(recorded: &HashMap<String, String>) -> Vec<BundleMismatch> {
-    let ours = scripts::all()
+/// The recorded bundle fields that differ from this build's SHAs, compared
+/// with the bundle of the version the deployment is fenced at (a 2.0.0
+/// deployment records the 2.0.0 set and hash, which is no mismatch); an
+/// unknown or absent record is compared with the newest bundle.
+fn bundle_mismatches(
+    recorded: &HashMap<String, String>,
+    version_record: Option<&str>,
+) -> Vec<BundleMismatch> {
+    let version = version_record
+        .and_then(|v| WireVersion::parse(v).ok())
+        .unwrap_or(WireVersion::NEWEST);
+    let ours = scripts::for_version(version)
         .into_iter()
         .map(|s| (s.name, s.sha1()))
-        .chain([("bundle", scripts::bundle_sha1())]);
+        .chain([("bundle", scripts::bundle_sha1_for(version))]);
     ours.filter_map(|(name, ours)| match recorded.get(name) {
         Some(theirs) if theirs != ours => Some(BundleMismatch {
             field: name.to_string(),

@@ -13,6 +13,7 @@ use redis::Value;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
+use crate::stall::Reaped;
 use crate::types::{Counts, Job, JobInfo, JobState, RetryOutcome};
 
 /// How much of an unexpected reply an error message shows.
@@ -272,6 +273,49 @@ pub fn browsed(reply: Value) -> Result<Vec<BrandedId>> {
         .collect()
 }
 
+/// `reap_stalled` (2.1.0): two arrays of ids, those returned to pending and
+/// those dead-lettered.
+pub fn reaped(reply: Value) -> Result<Reaped> {
+    let halves = items("reap_stalled", reply)?;
+    let [recovered, dead]: [Value; 2] = halves
+        .try_into()
+        .map_err(|halves| unexpected("reap_stalled", &Value::Array(halves)))?;
+    let ids = |list: Value| -> Result<Vec<BrandedId>> {
+        items("reap_stalled", list)?
+            .into_iter()
+            .map(|id| server_id("reap_stalled", id))
+            .collect()
+    };
+    Ok(Reaped {
+        recovered: ids(recovered)?,
+        dead: ids(dead)?,
+    })
+}
+
+/// `enqueue` with a dedup id (2.1.0): `[created, id of the job holding the
+/// dedup id]`, created 1 (the new job holds it) or 0 (a live job holds it, or
+/// the freshly minted id already had a row).
+pub fn deduped(reply: Value) -> Result<(bool, BrandedId)> {
+    let pair = items("enqueue_dedup", reply)?;
+    let [created, holder]: [Value; 2] = pair
+        .try_into()
+        .map_err(|pair| unexpected("enqueue_dedup", &Value::Array(pair)))?;
+    let created = match count("enqueue_dedup", created)? {
+        1 => true,
+        0 => false,
+        n => return Err(unexpected("enqueue_dedup", &Value::Int(n as i64))),
+    };
+    Ok((created, server_id("enqueue_dedup", holder)?))
+}
+
+/// The handler's `rate_limit` (2.1.0): `ok` (refusals arrive as wire errors).
+pub fn rate_limited(reply: Value) -> Result<()> {
+    match text("rate_limit", reply)?.as_str() {
+        "ok" => Ok(()),
+        other => Err(unexpected_word("rate_limit", other)),
+    }
+}
+
 /// Regression tests for the replies the decoders once guessed at (found while
 /// writing the fuzz targets' invariants; docs/PROTOCOL-DECISIONS.md 15.4), and
 /// the shapes the fuzz seeds start from.
@@ -412,6 +456,23 @@ mod tests {
         // Read as 0 attempts once.
         let garbled = wire("*4\r\n$5\r\nstate\r\n$4\r\ndead\r\n$8\r\nattempts\r\n$2\r\nxx\r\n");
         assert_eq!(kind(job_row(&id(), garbled)), ErrorKind::Protocol);
+    }
+
+    #[test]
+    fn reaped_and_deduped_replies_decode_and_refuse_other_shapes() {
+        let both = format!("*2\r\n*1\r\n$14\r\n{ID}\r\n*0\r\n");
+        let r = reaped(wire(&both)).unwrap();
+        assert_eq!((r.recovered, r.dead), (vec![id()], vec![]));
+        assert_eq!(kind(reaped(wire("*1\r\n*0\r\n"))), ErrorKind::Protocol);
+        let bad_id = "*2\r\n*1\r\n$2\r\nno\r\n*0\r\n";
+        assert_eq!(kind(reaped(wire(bad_id))), ErrorKind::Protocol);
+        let dup = format!("*2\r\n:0\r\n$14\r\n{ID}\r\n");
+        assert_eq!(deduped(wire(&dup)).unwrap(), (false, id()));
+        let odd = format!("*2\r\n:7\r\n$14\r\n{ID}\r\n");
+        assert_eq!(kind(deduped(wire(&odd))), ErrorKind::Protocol);
+        assert_eq!(kind(deduped(wire(":1\r\n"))), ErrorKind::Protocol);
+        assert!(rate_limited(wire("+ok\r\n")).is_ok());
+        assert_eq!(kind(rate_limited(wire("+later\r\n"))), ErrorKind::Protocol);
     }
 
     #[test]

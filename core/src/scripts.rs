@@ -3,19 +3,29 @@
 
 use std::sync::OnceLock;
 
+use crate::wire::WireVersion;
+
 /// One script of the bundle.
 #[derive(Debug)]
 pub struct Script {
     pub name: &'static str,
     pub source: &'static str,
+    /// The wire version that registered this script; a client speaking an
+    /// older one neither records nor runs it.
+    pub since: WireVersion,
     sha: OnceLock<String>,
 }
 
 impl Script {
     const fn new(name: &'static str, source: &'static str) -> Self {
+        Script::since(WireVersion::V2_0_0, name, source)
+    }
+
+    const fn since(since: WireVersion, name: &'static str, source: &'static str) -> Self {
         Script {
             name,
             source,
+            since,
             sha: OnceLock::new(),
         }
     }
@@ -66,9 +76,38 @@ pub static REQUEUE_DEAD_MANY: Script = Script::new(
     include_str!("../lua/requeue_dead_many.lua"),
 );
 
+// echomq:2.1.0 registrations. New behaviour lives in new scripts, never in a
+// changed 2.0.0 body: a changed body would change its SHA in `{emq}:bundle`
+// and a 2.0.0 peer sharing the deployment would see a per-script mismatch.
+pub static REAP_STALLED: Script = Script::since(
+    WireVersion::V2_1_0,
+    "reap_stalled",
+    include_str!("../lua/reap_stalled.lua"),
+);
+pub static CLAIM_GUARDED: Script = Script::since(
+    WireVersion::V2_1_0,
+    "claim_guarded",
+    include_str!("../lua/claim_guarded.lua"),
+);
+pub static RATE_LIMIT: Script = Script::since(
+    WireVersion::V2_1_0,
+    "rate_limit",
+    include_str!("../lua/rate_limit.lua"),
+);
+pub static ENQUEUE_DEDUP: Script = Script::since(
+    WireVersion::V2_1_0,
+    "enqueue_dedup",
+    include_str!("../lua/enqueue_dedup.lua"),
+);
+pub static UPGRADE_VERSION: Script = Script::since(
+    WireVersion::V2_1_0,
+    "upgrade_version",
+    include_str!("../lua/upgrade_version.lua"),
+);
+
 /// Every script, in name order (the order the bundle hash concatenates them).
-pub fn all() -> [&'static Script; 16] {
-    let mut all = [
+pub fn all() -> Vec<&'static Script> {
+    let mut all = vec![
         &ENQUEUE,
         &SCHEDULE,
         &CLAIM,
@@ -85,17 +124,38 @@ pub fn all() -> [&'static Script; 16] {
         &DRAIN,
         &PURGE_DEAD,
         &REQUEUE_DEAD_MANY,
+        &REAP_STALLED,
+        &CLAIM_GUARDED,
+        &RATE_LIMIT,
+        &ENQUEUE_DEDUP,
+        &UPGRADE_VERSION,
     ];
     all.sort_by_key(|s| s.name);
     all
 }
 
-/// SHA1 of the per-script SHAs concatenated in name order: the `bundle` field
-/// of `{emq}:bundle`.
+/// The scripts a client speaking `version` records and loads, in name order.
+/// A client speaking 2.0.0 records exactly the 2.0.0 bundle, so it shows no
+/// mismatch against 2.0.0 runtimes of this project.
+pub fn for_version(version: WireVersion) -> Vec<&'static Script> {
+    all().into_iter().filter(|s| s.since <= version).collect()
+}
+
+/// SHA1 of the per-script SHAs (of the newest version's bundle) concatenated
+/// in name order: the `bundle` field of `{emq}:bundle`.
 pub fn bundle_sha1() -> &'static str {
-    static BUNDLE: OnceLock<String> = OnceLock::new();
-    BUNDLE.get_or_init(|| {
-        let joined: String = all().iter().map(|s| s.sha1()).collect();
+    bundle_sha1_for(WireVersion::NEWEST)
+}
+
+/// The `bundle` field a client speaking `version` records.
+pub fn bundle_sha1_for(version: WireVersion) -> &'static str {
+    static BUNDLES: [OnceLock<String>; WireVersion::ALL.len()] = [OnceLock::new(), OnceLock::new()];
+    let at = WireVersion::ALL
+        .iter()
+        .position(|v| *v == version)
+        .expect("every version is in ALL");
+    BUNDLES[at].get_or_init(|| {
+        let joined: String = for_version(version).iter().map(|s| s.sha1()).collect();
         sha1_smol::Sha1::from(joined).digest().to_string()
     })
 }
@@ -118,5 +178,20 @@ mod tests {
         sorted.dedup();
         assert_eq!(names, sorted);
         assert_eq!(bundle_sha1().len(), 40);
+    }
+
+    #[test]
+    fn a_2_0_0_client_records_exactly_the_sixteen_2_0_0_scripts() {
+        // The twelve seed scripts plus the additive `publish` (#12) and the
+        // operator scripts `drain`, `purge_dead`, `requeue_dead_many` (#14),
+        // which main's 2.0.0 runtimes already record.
+        let old = for_version(WireVersion::V2_0_0);
+        assert_eq!(old.len(), 16);
+        assert!(old.iter().all(|s| s.since == WireVersion::V2_0_0));
+        assert!(for_version(WireVersion::V2_1_0).len() > old.len());
+        assert_ne!(
+            bundle_sha1_for(WireVersion::V2_0_0),
+            bundle_sha1_for(WireVersion::V2_1_0)
+        );
     }
 }

@@ -276,9 +276,28 @@ impl Transport {
                 .query_async(single)
                 .await?;
         }
-        fence::fence(conn).await?;
+        let speaks = self.options.wire_version;
+        if let Conn::Single(single) = &mut *conn {
+            // Part of the handshake: lets `CLIENT LIST` tell which wire version
+            // each connection speaks (the upgrade verb lists the older ones).
+            // Servers before Redis 7.2 do not know SETINFO; that is not an
+            // error. (The cluster client opens node connections itself.)
+            let _: redis::RedisResult<()> = redis::cmd("CLIENT")
+                .arg("SETINFO")
+                .arg("LIB-NAME")
+                .arg(crate::upgrade::LIB_NAME)
+                .query_async(single)
+                .await;
+            let _: redis::RedisResult<()> = redis::cmd("CLIENT")
+                .arg("SETINFO")
+                .arg("LIB-VER")
+                .arg(speaks.as_str())
+                .query_async(single)
+                .await;
+        }
+        fence::fence(conn, speaks).await?;
         self.fences.fetch_add(1, Ordering::Relaxed);
-        let mismatches = fence::record_bundle(conn).await?;
+        let mismatches = fence::record_bundle(conn, speaks).await?;
         if !mismatches.is_empty() {
             let text = mismatches
                 .iter()

@@ -212,6 +212,13 @@ async fn out_of_range_options_are_refused_before_anything_runs() {
                 ..WorkerOptions::default()
             },
         ),
+        (
+            "max_stalls",
+            WorkerOptions {
+                max_stalls: u64::MAX,
+                ..WorkerOptions::default()
+            },
+        ),
     ];
     for (name, options) in cases {
         let err = Worker::new(client.clone(), Q, options, |_job| async { Ok(()) }).expect_err(name);

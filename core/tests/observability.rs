@@ -316,11 +316,17 @@ async fn the_reap_pump_reports_stalled_jobs_and_claim_failures_are_error_events(
         ..ConnectOptions::default()
     };
     let client = Client::connect(&server.url(), options).await.unwrap();
-    client.enqueue(Q, b"abandoned").await.unwrap();
+    let abandoned = client
+        .enqueue(Q, b"abandoned")
+        .await
+        .unwrap()
+        .id
+        .to_string();
     // A crashed holder: claimed with a short lease, never settled.
     client.claim(Q, 50).await.unwrap().unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     client.pause(Q).await.unwrap(); // so the worker does not run it
+    let mut sub = client.subscribe(Q).await.unwrap();
     let worker = Worker::new(client.clone(), Q, fast(), |_| async { Ok(()) }).unwrap();
     let events: Arc<Mutex<Vec<WorkerEvent>>> = Arc::default();
     let sink = events.clone();
@@ -337,6 +343,19 @@ async fn the_reap_pump_reports_stalled_jobs_and_claim_failures_are_error_events(
         assert!(Instant::now() < deadline, "no stalled event");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // The worker's (stall-capped, 2.1.0) reap published the job's `stalled`.
+    // (`paused` may still be on its way: publishing never waits for a verb.)
+    let stalled = loop {
+        let e = next(&mut sub).await;
+        if e.event != "paused" {
+            break e;
+        }
+    };
+    assert_eq!(
+        (stalled.event.as_str(), stalled.job.as_str()),
+        ("stalled", abandoned.as_str())
+    );
+    drop(sub);
     server.stop();
     while !seen(|e| matches!(e, WorkerEvent::Error { .. })) {
         assert!(Instant::now() < deadline, "no error event");
@@ -344,6 +363,41 @@ async fn the_reap_pump_reports_stalled_jobs_and_claim_failures_are_error_events(
     }
     worker.stop();
     run.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_stall_capped_reap_publishes_stalled_then_dead_at_the_cap() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let mut sub = client.subscribe(Q).await.unwrap();
+    let id = client.enqueue(Q, b"poison").await.unwrap().id.to_string();
+    assert_eq!(next(&mut sub).await.event, "added");
+    // Its holder dies twice (claimed with a short lease, never settled); a
+    // cap of 2 forgives the first stall.
+    for round in 1..=2 {
+        client.claim(Q, 20).await.unwrap().unwrap();
+        assert_eq!(next(&mut sub).await.event, "active");
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        let reaped = client.reap_stalled(Q, 10, 2).await.unwrap();
+        assert_eq!(reaped.len(), 1);
+        let event = next(&mut sub).await;
+        assert_eq!(event.job, id);
+        if round == 1 {
+            assert_eq!(event.event, "stalled");
+            assert!(event.fields.is_empty(), "{event:?}");
+        } else {
+            assert_eq!(event.event, "dead");
+            assert_eq!(event.field("error"), Some("stalled"));
+        }
+    }
+    let state: String = server
+        .raw()
+        .hget(format!("emq:{{{Q}}}:job:{id}"), "state")
+        .unwrap();
+    assert_eq!(state, "dead");
+    // Nothing lapsed: the reap publishes nothing.
+    assert!(client.reap_stalled(Q, 10, 2).await.unwrap().is_empty());
+    quiet(&mut sub).await;
 }
 
 /// The value of the sample `name{queue="metered"...}` in Prometheus text.

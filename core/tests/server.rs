@@ -333,7 +333,7 @@ async fn s10_fence_claims_a_fresh_keyspace_and_refuses_another_version() {
     {
         let _client = connect(&server).await;
         let v: String = raw.get("{emq}:version").unwrap();
-        assert_eq!(v, "echomq:2.0.0");
+        assert_eq!(v, echomq::PROTOCOL_VERSION);
         let bundle: HashMap<String, String> = raw.hgetall("{emq}:bundle").unwrap();
         assert_eq!(
             bundle["enqueue"],
@@ -400,7 +400,7 @@ async fn s11_restart_refences_and_a_planted_mismatch_is_refused() {
     client.enqueue(Q, "after").await.unwrap();
     let mut raw = server.raw();
     let v: String = raw.get("{emq}:version").unwrap();
-    assert_eq!(v, "echomq:2.0.0");
+    assert_eq!(v, echomq::PROTOCOL_VERSION);
     assert_eq!(members(&mut raw, "pending").len(), 1);
 
     server.restart();
@@ -687,7 +687,7 @@ async fn unix_socket_urls_connect_and_fence() {
         .get_connection()
         .unwrap();
     let version: String = raw.get("{emq}:version").unwrap();
-    assert_eq!(version, "echomq:2.0.0");
+    assert_eq!(version, echomq::PROTOCOL_VERSION);
     child.kill().unwrap();
     child.wait().unwrap();
     let _ = std::fs::remove_dir_all(&dir);

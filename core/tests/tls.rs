@@ -196,7 +196,7 @@ async fn rediss_urls_verify_the_server_and_carry_the_protocol() {
             .unwrap();
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     };
-    assert_eq!(cli(&["GET", "{emq}:version"]), "echomq:2.0.0");
+    assert_eq!(cli(&["GET", "{emq}:version"]), echomq::PROTOCOL_VERSION);
     assert_eq!(
         cli(&["EXISTS", &format!("emq:{{{Q}}}:job:{}", job.id)]),
         "0"

@@ -25,6 +25,8 @@ import {
   type Counts,
   type WorkerStats,
   type Verdict,
+  type EnqueueOptions,
+  type Reaped,
 } from 'echomq'
 
 async function tour(url: string): Promise<void> {
@@ -35,10 +37,23 @@ async function tour(url: string): Promise<void> {
     responseTimeoutMs: 0,
     maxPayload: 1 << 20,
     strictBundle: false,
+    wireVersion: 'echomq:2.1.0',
   })
   const q = 'typed.tour'
 
   const a: Enqueued = await client.enqueue(q, 'text payload')
+  // Job features (wire 2.1.0): one live job per dedup id; the stall-capped reap.
+  const once: EnqueueOptions = { dedupId: 'welcome-42', dedupTtlMs: 60000 }
+  const deduped: Enqueued = await client.enqueue(q, 'welcome', once)
+  const stalled: Reaped = await client.reapStalled(q, 100, 2)
+  console.log(deduped.duplicate, stalled.recovered.length, stalled.dead.length)
+  await client.setConcurrency(q, 3)
+  await client.setRateLimit(q, 100, 1000)
+  try {
+    await client.claim(q, 1000)
+  } catch (e) {
+    if (e instanceof EchoMQError && e.code === ErrorCode.RATE_LIMITED) console.log(e.retryAfterMs)
+  }
   const b: Enqueued = await client.enqueueWithId(q, mintJobId(7), Buffer.from([1, 2, 3]))
   await client.enqueueAt(q, new Uint8Array([4]), Date.now() + 1000)
   await client.enqueueIn(q, 'later', 500)
@@ -93,6 +108,7 @@ async function tour(url: string): Promise<void> {
       concurrency: 4,
       leaseMs: 5000,
       maxAttempts: 5,
+      maxStalls: 2,
       backoff: 'fixed',
       backoffBaseMs: 200,
       backoffCapMs: 1000,

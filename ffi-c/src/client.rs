@@ -40,6 +40,10 @@ pub struct emq_connect_options {
     pub max_payload: u64,
     /// Publish queue events on `emq:{q}:events` after each transition. Default true.
     pub publish_events: bool,
+    /// The wire version to speak and fence: `"echomq:2.1.0"` or
+    /// `"echomq:2.0.0"` (2.1.0 verbs then fail `EMQ_ERR_UNSUPPORTED`).
+    /// NULL (default) = the newest.
+    pub wire_version: *const c_char,
     /// Durable writes: `WAIT` for this many replicas after every enqueue verb
     /// and complete; fewer answers `EMQ_ERR_NOT_DURABLE`. Default 0 (no WAIT).
     pub wait_replicas: u32,
@@ -60,6 +64,7 @@ pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
         response_timeout_ms: d.response_timeout.map_or(0, |t| t.as_millis() as u64),
         max_payload: d.max_payload as u64,
         publish_events: d.publish_events,
+        wire_version: std::ptr::null(),
         wait_replicas: d.wait_replicas,
         wait_timeout_ms: d.wait_timeout_ms,
     }
@@ -85,6 +90,11 @@ impl emq_connect_options {
             max_payload: usize::try_from(self.max_payload).unwrap_or(usize::MAX),
             strict_bundle: self.strict_bundle,
             publish_events: self.publish_events,
+            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+            wire_version: match unsafe { opt_str_arg(self.wire_version, "options.wire_version") }? {
+                Some(v) => emq_core::WireVersion::parse(v)?,
+                None => emq_core::WireVersion::NEWEST,
+            },
             wait_replicas: self.wait_replicas,
             wait_timeout_ms: self.wait_timeout_ms,
         })
@@ -100,7 +110,7 @@ pub(crate) unsafe fn client_arg<'a>(client: *const emq_client) -> FfiResult<&'a 
 }
 
 /// Store a freshly allocated answer in `*out`.
-fn put<T>(out: &mut *mut T, value: T) {
+pub(crate) fn put<T>(out: &mut *mut T, value: T) {
     *out = Box::into_raw(Box::new(value));
 }
 
@@ -135,7 +145,7 @@ unsafe fn job_refs<'a>(jobs: *const emq_job_ref, count: usize) -> FfiResult<Vec<
         .collect()
 }
 
-fn enqueued(answer: emq_core::Enqueued, out: *mut emq_enqueued) {
+pub(crate) fn enqueued(answer: emq_core::Enqueued, out: *mut emq_enqueued) {
     if !out.is_null() {
         // SAFETY: the caller passes NULL or a valid `emq_enqueued *`.
         unsafe {

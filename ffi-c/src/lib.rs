@@ -20,6 +20,7 @@
 #![deny(unsafe_op_in_unsafe_fn, clippy::missing_safety_doc)]
 
 mod client;
+mod features;
 mod guard;
 mod observe;
 mod pure;
@@ -34,6 +35,7 @@ mod tests;
 
 pub use admin::*;
 pub use client::*;
+pub use features::*;
 pub use observe::*;
 pub use pure::*;
 pub use status::*;

@@ -18,6 +18,8 @@ pub const EMQ_KEY_ACTIVE: emq_key_type = 1;
 pub const EMQ_KEY_SCHEDULE: emq_key_type = 2;
 pub const EMQ_KEY_DEAD: emq_key_type = 3;
 pub const EMQ_KEY_META: emq_key_type = 4;
+/// `emq:{q}:limiter` (wire 2.1.0): the rate limit's window counter.
+pub const EMQ_KEY_LIMITER: emq_key_type = 5;
 
 /// What a key is, by parse (`EMQ_CLASS_*`).
 pub type emq_key_class = i32;
@@ -31,6 +33,8 @@ pub const EMQ_CLASS_METRIC: emq_key_class = 2;
 pub const EMQ_CLASS_RESERVE: emq_key_class = 3;
 /// Anything the key grammar does not produce.
 pub const EMQ_CLASS_UNCLASSIFIED: emq_key_class = 4;
+/// `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
+pub const EMQ_CLASS_DEDUP: emq_key_class = 5;
 
 /// The parts of a branded id, from `emq_parse_id`.
 #[repr(C)]
@@ -59,7 +63,7 @@ pub struct emq_key_info {
     /// The id of a job key.
     pub id: *const c_char,
     /// The suffix after `{emq}:` of a reserve key (`"version"`, `"locks"`,
-    /// `"bundle"`, `"migration:<q>"`).
+    /// `"bundle"`, `"migration:<q>"`); the dedup id of a dedup key.
     pub member: *const c_char,
 }
 
@@ -70,6 +74,7 @@ fn parse_key_type(t: emq_key_type) -> FfiResult<KeyType> {
         EMQ_KEY_SCHEDULE => KeyType::Schedule,
         EMQ_KEY_DEAD => KeyType::Dead,
         EMQ_KEY_META => KeyType::Meta,
+        EMQ_KEY_LIMITER => KeyType::Limiter,
         other => {
             return Err(Fail::invalid_argument(format!(
                 "unknown key type {other}: expected one of EMQ_KEY_*"
@@ -332,6 +337,7 @@ pub unsafe extern "C" fn emq_classify(
             KeyClass::Queue { .. } => EMQ_CLASS_QUEUE,
             KeyClass::Job { .. } => EMQ_CLASS_JOB,
             KeyClass::Metric { .. } => EMQ_CLASS_METRIC,
+            KeyClass::Dedup { .. } => EMQ_CLASS_DEDUP,
             KeyClass::Reserve(_) => EMQ_CLASS_RESERVE,
             KeyClass::Unclassified => EMQ_CLASS_UNCLASSIFIED,
         };
@@ -391,7 +397,7 @@ pub unsafe extern "C" fn emq_slot(
     })
 }
 
-/// The wire protocol this library speaks (`"echomq:2.0.0"`, the value of
+/// The wire protocol this library speaks (`"echomq:2.1.0"`, the value of
 /// `{emq}:version`). Static storage: never free it.
 #[no_mangle]
 pub extern "C" fn emq_protocol_version() -> *const c_char {

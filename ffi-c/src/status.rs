@@ -45,6 +45,10 @@ pub const EMQ_ERR_JOB_ACTIVE: emq_status = 14;
 pub const EMQ_ERR_BUNDLE_MISMATCH: emq_status = 15;
 /// The client (or worker) was closed.
 pub const EMQ_ERR_CLOSED: emq_status = 16;
+/// The verb needs a newer wire version than the client speaks (`wire_version`).
+pub const EMQ_ERR_UNSUPPORTED: emq_status = 17;
+/// `EMQRATE`: the queue's concurrency ceiling or rate limit refused the claim.
+pub const EMQ_ERR_RATE_LIMITED: emq_status = 18;
 /// A transient server state (loading, busy, failover, slot migration)
 /// outlasted the retries inside the response timeout; nothing ran, and
 /// sending the same call again is safe.
@@ -68,7 +72,7 @@ pub const EMQ_ERR_PANIC: emq_status = 102;
 
 /// The status of each core kind, in `ErrorKind::ALL` order (checked by a test
 /// against `ErrorKind::status()`).
-pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 20] = [
+pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 22] = [
     (ErrorKind::Kind, EMQ_ERR_KIND),
     (ErrorKind::Stale, EMQ_ERR_STALE),
     (ErrorKind::Gone, EMQ_ERR_GONE),
@@ -85,6 +89,8 @@ pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 20] = [
     (ErrorKind::JobActive, EMQ_ERR_JOB_ACTIVE),
     (ErrorKind::BundleMismatch, EMQ_ERR_BUNDLE_MISMATCH),
     (ErrorKind::Closed, EMQ_ERR_CLOSED),
+    (ErrorKind::Unsupported, EMQ_ERR_UNSUPPORTED),
+    (ErrorKind::RateLimited, EMQ_ERR_RATE_LIMITED),
     (ErrorKind::Unavailable, EMQ_ERR_UNAVAILABLE),
     (ErrorKind::NotDurable, EMQ_ERR_NOT_DURABLE),
     (ErrorKind::PartialBatch, EMQ_ERR_PARTIAL_BATCH),

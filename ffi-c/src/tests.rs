@@ -118,17 +118,18 @@ fn struct_layouts_lp64() {
     layout!(emq_id_parts, 24, 8, ns => 0, node_id => 4, snowflake => 8, minted_at_ms => 16);
     layout!(emq_key_info, 40, 8, key_class => 0, queue => 8, key_type => 16, id => 24,
         member => 32);
-    layout!(emq_connect_options, 56, 8, node_id => 0, strict_bundle => 4, client_name => 8,
+    layout!(emq_connect_options, 72, 8, node_id => 0, strict_bundle => 4, client_name => 8,
         connect_timeout_ms => 16, response_timeout_ms => 24, max_payload => 32,
-        publish_events => 40, wait_replicas => 44, wait_timeout_ms => 48);
+        publish_events => 40, wire_version => 48, wait_replicas => 56, wait_timeout_ms => 64);
     layout!(emq_worker_event, 64, 8, kind => 0, error_status => 4, name => 8, id => 16,
         token => 24, error => 32, retry_in_ms => 40, duration_ms => 48, count => 56);
     layout!(emq_queue_event, 56, 8, queue => 0, event => 8, job => 16, field_names => 24,
         field_values => 32, field_count => 40, json => 48);
-    layout!(emq_worker_options, 96, 8, concurrency => 0, backoff => 4, lease_ms => 8,
+    layout!(emq_worker_options, 104, 8, concurrency => 0, backoff => 4, lease_ms => 8,
         max_attempts => 16, backoff_base_ms => 24, backoff_cap_ms => 32,
         pump_interval_ms => 40, idle_max_ms => 48, shutdown_grace_ms => 56,
-        prefetch => 64, handler_batch => 72, dead_max_age_ms => 80, dead_max_len => 88);
+        prefetch => 64, handler_batch => 72, dead_max_age_ms => 80, dead_max_len => 88,
+        max_stalls => 96);
     layout!(emq_string_list, 16, 8, items => 0, len => 8);
     layout!(emq_stats, 80, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
         lease_lost => 32, in_flight => 40, claim_failures => 48, heartbeat_failures => 56,

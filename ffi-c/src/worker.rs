@@ -93,6 +93,9 @@ pub struct emq_worker_options {
     /// Dead-set retention by length: the pump keeps at most this many dead
     /// jobs (the oldest go first). `EMQ_DEAD_KEEP_ALL` (-1, the default) keeps all.
     pub dead_max_len: i64,
+    /// Stalls (lapsed leases: the worker died or hung) a job survives before
+    /// the reap pump dead-letters it with `last_error` `"stalled"`. Default 2.
+    pub max_stalls: u64,
 }
 
 /// `emq_worker_options.dead_max_len`: no length bound.
@@ -148,6 +151,7 @@ pub extern "C" fn emq_worker_options_default() -> emq_worker_options {
         dead_max_len: d
             .dead_max_len
             .map_or(EMQ_DEAD_KEEP_ALL, |n| i64::try_from(n).unwrap_or(i64::MAX)),
+        max_stalls: d.max_stalls,
     }
 }
 
@@ -192,6 +196,7 @@ impl emq_worker_options {
                     )))
                 }
             },
+            max_stalls: self.max_stalls,
         })
     }
 }

@@ -38,6 +38,10 @@ fuzz_target!(|data: &[u8]| {
     let _ = replies::removed(&id, value.clone());
     let _ = replies::job_row(&id, value.clone());
     let _ = replies::browsed(value.clone());
+    // The echomq:2.1.0 replies.
+    let _ = replies::reaped(value.clone());
+    let _ = replies::deduped(value.clone());
+    let _ = replies::rate_limited(value.clone());
     if let Value::Array(items) = &value {
         // One id per verdict (reaching the verdict words), and one too many.
         for n in [items.len(), items.len() + 1] {

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use echomq::{Client, ConnectOptions, Worker, WorkerOptions};
+use echomq::{Client, ConnectOptions, WireVersion, Worker, WorkerOptions};
 
 struct Args {
     workload: String,
@@ -162,8 +162,13 @@ fn bench_worker(
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let a = parse_args();
+    // EMQ_WIRE_VERSION=echomq:2.0.0 runs the 2.0.0 scripts (the before/after
+    // check of the 2.1.0 claim); default: the newest.
     let options = ConnectOptions {
         publish_events: a.events,
+        wire_version: std::env::var("EMQ_WIRE_VERSION")
+            .map(|v| WireVersion::parse(&v).expect("EMQ_WIRE_VERSION"))
+            .unwrap_or(WireVersion::NEWEST),
         wait_replicas: a.wait_replicas,
         ..ConnectOptions::default()
     };

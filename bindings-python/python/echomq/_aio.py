@@ -10,7 +10,16 @@ from typing import Iterable, List, Literal, Optional, Tuple, Type, Union
 
 from . import _native
 from ._errors import EchoMQError
-from ._native import BundleMismatch, Counts, Enqueued, Job, JobInfo, Settled, Subscription
+from ._native import (
+    BundleMismatch,
+    Counts,
+    Enqueued,
+    Job,
+    JobInfo,
+    Reaped,
+    Settled,
+    Subscription,
+)
 
 Payload = Union[bytes, str, bytearray, memoryview]
 IdToken = Union[Job, Tuple[str, int]]
@@ -63,8 +72,29 @@ class AsyncClient:
     def bundle_mismatches(self) -> List[BundleMismatch]:
         return self._native.bundle_mismatches()
 
-    async def enqueue(self, queue: str, payload: Payload) -> Enqueued:
-        return await self._native.enqueue(queue, payload)
+    async def enqueue(
+        self,
+        queue: str,
+        payload: Payload,
+        *,
+        dedup_id: Optional[str] = None,
+        dedup_ttl_ms: Optional[int] = None,
+    ) -> Enqueued:
+        return await self._native.enqueue(
+            queue, payload, dedup_id=dedup_id, dedup_ttl_ms=dedup_ttl_ms
+        )
+
+    async def reap_stalled(self, queue: str, limit: int, max_stalls: int) -> Reaped:
+        return await self._native.reap_stalled(queue, limit, max_stalls)
+
+    async def set_concurrency(self, queue: str, n: int) -> None:
+        await self._native.set_concurrency(queue, n)
+
+    async def set_rate_limit(self, queue: str, max: int, per_ms: int) -> None:
+        await self._native.set_rate_limit(queue, max, per_ms)
+
+    async def rate_limit(self, queue: str, id: str, token: int, ms: int) -> None:
+        await self._native.rate_limit(queue, id, token, ms)
 
     async def enqueue_with_id(self, queue: str, id: str, payload: Payload) -> Enqueued:
         return await self._native.enqueue_with_id(queue, id, payload)
@@ -191,6 +221,7 @@ async def connect_async(
     max_payload: Optional[int] = None,
     strict_bundle: bool = False,
     publish_events: bool = True,
+    wire_version: Optional[str] = None,
     wait_replicas: int = 0,
     wait_timeout_ms: int = 1000,
 ) -> AsyncClient:
@@ -205,6 +236,7 @@ async def connect_async(
         max_payload=max_payload,
         strict_bundle=strict_bundle,
         publish_events=publish_events,
+        wire_version=wire_version,
         wait_replicas=wait_replicas,
         wait_timeout_ms=wait_timeout_ms,
     )

@@ -27,6 +27,8 @@ __all__ = [
     "JobActiveError",
     "BundleMismatchError",
     "ClosedError",
+    "UnsupportedError",
+    "RateLimitedError",
     "UnavailableError",
     "NotDurableError",
     "PartialBatchError",
@@ -157,6 +159,26 @@ class ClosedError(EchoMQError):
     code = "EMQ_CLOSED"
 
 
+class UnsupportedError(EchoMQError):
+    """The verb needs a newer wire version than the client was told to speak
+    (``wire_version``); raised before any network I/O."""
+
+    code = "EMQ_UNSUPPORTED"
+
+
+class RateLimitedError(EchoMQError):
+    """``EMQRATE``: the queue's global concurrency or rate limit refused the
+    claim; ``.retry_after_ms`` is how long to wait (0 = until a slot frees)."""
+
+    code = "EMQRATE"
+
+    def __init__(
+        self, message: str = "", code: Optional[str] = None, retry_after_ms: int = 0
+    ) -> None:
+        super().__init__(message, code)
+        self.retry_after_ms = retry_after_ms
+
+
 class UnavailableError(EchoMQError):
     """A transient server state (loading, busy, failover, slot migration)
     outlasted the retries inside the response timeout. The request did not
@@ -226,6 +248,8 @@ _BY_CODE: Dict[str, Type[EchoMQError]] = {
         JobActiveError,
         BundleMismatchError,
         ClosedError,
+        UnsupportedError,
+        RateLimitedError,
         UnavailableError,
         NotDurableError,
         PartialBatchError,
@@ -248,6 +272,8 @@ def _from_native(
         return VersionFenceError(message, found=detail or "")
     if cls is ProtocolError:
         return ProtocolError(message, word=detail or "")
+    if cls is RateLimitedError:
+        return RateLimitedError(message, retry_after_ms=int(detail or 0))
     if cls is NotDurableError:
         return NotDurableError(message, id=detail or "")
     if cls is EchoMQError:

@@ -79,6 +79,7 @@ class Worker:
         handler_batch: Optional[int] = None,
         dead_max_age_ms: Optional[int] = None,
         dead_max_len: Optional[int] = None,
+        max_stalls: Optional[int] = None,
         handle_signals: bool = True,
         events: Optional[object] = None,
     ) -> None:
@@ -107,6 +108,7 @@ class Worker:
             handler_batch=handler_batch,
             dead_max_age_ms=dead_max_age_ms,
             dead_max_len=dead_max_len,
+            max_stalls=max_stalls,
             batched=self._async,
         )
         self._listeners = listeners

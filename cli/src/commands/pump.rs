@@ -1,11 +1,13 @@
 //! `emq pump`: the worker's pumps for deployments whose workers run none —
-//! promote due scheduled jobs, reap lapsed leases, apply dead-set retention —
-//! on an interval, until SIGTERM or Ctrl-C.
+//! promote due scheduled jobs, reap lapsed leases (with the stall cap, as the
+//! worker's reap does), apply dead-set retention — on an interval, until
+//! SIGTERM or Ctrl-C.
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use clap::Args;
-use echomq::{Client, DeadBound};
+use echomq::{Client, DeadBound, WireVersion};
 
 use super::{check_queues, Ctx};
 use crate::fail::{Fail, EXIT_OK};
@@ -28,6 +30,21 @@ pub struct PumpArgs {
     /// Keep at most this many dead jobs per queue (the oldest go first).
     #[arg(long)]
     pub dead_max_len: Option<u64>,
+    /// Stalls (lapsed leases) a job survives before the reap dead-letters it
+    /// with last_error "stalled" (the worker option max_stalls).
+    #[arg(long, default_value_t = echomq::defaults::MAX_STALLS)]
+    pub max_stalls: u64,
+}
+
+/// What one round moved on one queue.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Moved {
+    promoted: u64,
+    /// Lapsed leases handled: back to pending or, at the stall cap, dead.
+    reaped: u64,
+    /// Of `reaped`, the jobs the stall cap dead-lettered.
+    stall_dead: u64,
+    trimmed: u64,
 }
 
 /// Call a pump verb until it moves less than a full batch; answer the sum.
@@ -46,11 +63,34 @@ where
     }
 }
 
-async fn round(client: &Client, queue: &str, retention: DeadBound) -> echomq::Result<[u64; 3]> {
+async fn round(
+    client: &Client,
+    queue: &str,
+    retention: DeadBound,
+    max_stalls: u64,
+) -> echomq::Result<Moved> {
     let promoted = drain_pump(|| client.promote(queue, PUMP_LIMIT)).await?;
-    let reaped = drain_pump(|| client.reap(queue, PUMP_LIMIT)).await?;
+    let stall_dead = Cell::new(0);
+    // The stall-capped reap needs wire 2.1.0 (the default); a client told to
+    // speak 2.0.0 reaps as 2.0.0 does, without a cap.
+    let reaped = if client.wire_version() >= WireVersion::V2_1_0 {
+        let dead = &stall_dead;
+        drain_pump(|| async move {
+            let r = client.reap_stalled(queue, PUMP_LIMIT, max_stalls).await?;
+            dead.set(dead.get() + r.dead.len() as u64);
+            Ok(r.len() as u64)
+        })
+        .await?
+    } else {
+        drain_pump(|| client.reap(queue, PUMP_LIMIT)).await?
+    };
     let trimmed = client.trim_dead(queue, retention, Some(PUMP_LIMIT)).await?;
-    Ok([promoted, reaped, trimmed])
+    Ok(Moved {
+        promoted,
+        reaped,
+        stall_dead: stall_dead.get(),
+        trimmed,
+    })
 }
 
 #[cfg(unix)]
@@ -73,6 +113,9 @@ pub async fn pump(ctx: &Ctx, a: PumpArgs) -> Result<i32, Fail> {
     check_queues(&a.queues)?;
     if a.interval.is_zero() {
         return Err(Fail::input("--interval must be greater than zero"));
+    }
+    if a.max_stalls == 0 {
+        return Err(Fail::input("--max-stalls must be greater than zero"));
     }
     let client = ctx.connect().await?;
     let retention = DeadBound {
@@ -101,9 +144,18 @@ pub async fn pump(ctx: &Ctx, a: PumpArgs) -> Result<i32, Fail> {
         for q in &a.queues {
             // A failed round is reported and retried next tick, as the
             // worker's pump does; the pump outlives a server restart.
-            match round(&client, q, retention).await {
-                Ok([0, 0, 0]) => {}
-                Ok([p, r, t]) => eprintln!("{q}: promoted {p}, reaped {r}, dead trimmed {t}"),
+            match round(&client, q, retention, a.max_stalls).await {
+                Ok(m) if m == Moved::default() => {}
+                Ok(m) => {
+                    let stalled = match m.stall_dead {
+                        0 => String::new(),
+                        n => format!(" ({n} at the stall cap went dead)"),
+                    };
+                    eprintln!(
+                        "{q}: promoted {}, reaped {}{stalled}, dead trimmed {}",
+                        m.promoted, m.reaped, m.trimmed
+                    );
+                }
                 Err(e) => eprintln!("emq pump: {q}: {}", e.message()),
             }
         }

@@ -89,6 +89,11 @@ pub struct WorkerOptions {
     /// Dead-set retention, applied by the pump: the oldest dead jobs beyond
     /// this many are deleted. Default `None`: keep them all.
     pub dead_max_len: Option<u64>,
+    /// Stalls (lapsed leases: the worker died or hung) a job survives before
+    /// the reap pump dead-letters it with `last_error` = `stalled`. Default 2
+    /// (one stall is forgiven). Needs wire 2.1.0; a client speaking 2.0.0
+    /// reaps without a cap, as 2.0.0 does.
+    pub max_stalls: u64,
 }
 
 impl Default for WorkerOptions {
@@ -107,6 +112,7 @@ impl Default for WorkerOptions {
             handler_batch: defaults::HANDLER_BATCH,
             dead_max_age_ms: None,
             dead_max_len: None,
+            max_stalls: defaults::MAX_STALLS,
         }
     }
 }
@@ -137,6 +143,8 @@ impl WorkerOptions {
         }
         let attempts_max = defaults::MAX_ATTEMPTS_LIMIT;
         in_range("max_attempts", self.max_attempts, 1, attempts_max)?;
+        // Compared as a Lua number by the reap script, like max_attempts.
+        in_range("max_stalls", self.max_stalls, 1, attempts_max)?;
         if self.backoff_cap_ms < self.backoff_base_ms {
             return Err(Error::invalid_argument(
                 "backoff_cap_ms is below backoff_base_ms",

@@ -223,11 +223,16 @@ impl Run {
     fn start_claim(&mut self, room: usize) {
         let shared = self.shared.clone();
         self.claiming = Some(tokio::spawn(async move {
-            let lease = shared.options.lease_ms;
-            shared
-                .client
-                .claim_many(&shared.queue, room as u64, lease)
-                .await
+            let opts = &shared.options;
+            let (lease, max_attempts) = (opts.lease_ms, opts.max_attempts);
+            claim_for_worker(
+                &shared.client,
+                &shared.queue,
+                room as u64,
+                lease,
+                max_attempts,
+            )
+            .await
         }));
     }
 
@@ -255,8 +260,9 @@ impl Run {
     }
 
     /// Take a claim's answer: jobs reset the idle back-off, an empty answer
-    /// grows it (never a hot spin), a failure is counted and retried after
-    /// a pause, and a closed client ends the run.
+    /// grows it (never a hot spin), the queue's concurrency ceiling or rate
+    /// limit waits what the server answered, a failure is counted and
+    /// retried after a pause, and a closed client ends the run.
     fn on_claimed(&mut self, claimed: Result<Vec<Job>>) -> Result<()> {
         let idle_max = Duration::from_millis(self.shared.options.idle_max_ms);
         match claimed {
@@ -271,6 +277,13 @@ impl Run {
                     self.shared.emit(WorkerEvent::Drained);
                 }
                 self.next_claim = Instant::now() + self.idle;
+                self.idle = (self.idle * 2).min(idle_max);
+            }
+            // Not a failure: wait what the server answered (0 = until a
+            // slot frees, i.e. the idle back-off).
+            Err(e) if e.kind() == ErrorKind::RateLimited => {
+                let wait = Duration::from_millis(e.retry_after_ms().unwrap_or(0));
+                self.next_claim = Instant::now() + wait.max(self.idle);
                 self.idle = (self.idle * 2).min(idle_max);
             }
             Err(e) if e.kind() == ErrorKind::Closed => {
@@ -532,7 +545,7 @@ async fn pumps(shared: Arc<WorkerShared>) {
             loop {
                 let moved = match pump {
                     Pump::Promote => shared.client.promote(&shared.queue, PUMP_LIMIT).await,
-                    Pump::Reap => shared.client.reap(&shared.queue, PUMP_LIMIT).await,
+                    Pump::Reap => reap_for_worker(&shared).await,
                 };
                 if let (Pump::Reap, Ok(count @ 1..)) = (pump, &moved) {
                     shared.emit(WorkerEvent::Stalled { count: *count });
@@ -563,6 +576,42 @@ async fn pumps(shared: Arc<WorkerShared>) {
                 shared.queue
             );
         }
+    }
+}
+
+/// The worker's claim: at wire 2.1.0 the capped claim, which dead-letters a
+/// job whose attempts already reached `max_attempts` instead of running it.
+async fn claim_for_worker(
+    client: &crate::Client,
+    queue: &str,
+    room: u64,
+    lease: u64,
+    max_attempts: u64,
+) -> Result<Vec<Job>> {
+    if client.wire_version() >= crate::WireVersion::V2_1_0 {
+        client.claim_capped(queue, room, lease, max_attempts).await
+    } else {
+        client.claim_many(queue, room, lease).await
+    }
+}
+
+/// The worker's reap: at wire 2.1.0 the stall-capped reap (`max_stalls`).
+async fn reap_for_worker(shared: &WorkerShared) -> Result<u64> {
+    let client = &shared.client;
+    if client.wire_version() >= crate::WireVersion::V2_1_0 {
+        let reaped = client
+            .reap_stalled(&shared.queue, PUMP_LIMIT, shared.options.max_stalls)
+            .await?;
+        for id in &reaped.dead {
+            log::warn!(
+                "echomq worker: {id} on {} stalled {} times; dead-lettered",
+                shared.queue,
+                shared.options.max_stalls
+            );
+        }
+        Ok(reaped.len() as u64)
+    } else {
+        client.reap(&shared.queue, PUMP_LIMIT).await
     }
 }
 

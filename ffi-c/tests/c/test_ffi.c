@@ -49,12 +49,13 @@ _Static_assert(sizeof(emq_id_parts) == 24 && offsetof(emq_id_parts, node_id) == 
                    offsetof(emq_id_parts, snowflake) == 8,
                "emq_id_parts");
 _Static_assert(sizeof(emq_key_info) == 40 && offsetof(emq_key_info, member) == 32, "emq_key_info");
-_Static_assert(sizeof(emq_connect_options) == 56 && offsetof(emq_connect_options, strict_bundle) == 4 &&
+_Static_assert(sizeof(emq_connect_options) == 72 && offsetof(emq_connect_options, strict_bundle) == 4 &&
                    offsetof(emq_connect_options, client_name) == 8 &&
                    offsetof(emq_connect_options, max_payload) == 32 &&
                    offsetof(emq_connect_options, publish_events) == 40 &&
-                   offsetof(emq_connect_options, wait_replicas) == 44 &&
-                   offsetof(emq_connect_options, wait_timeout_ms) == 48,
+                   offsetof(emq_connect_options, wire_version) == 48 &&
+                   offsetof(emq_connect_options, wait_replicas) == 56 &&
+                   offsetof(emq_connect_options, wait_timeout_ms) == 64,
                "emq_connect_options");
 _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, token) == 24 &&
                    offsetof(emq_worker_event, duration_ms) == 48 && offsetof(emq_worker_event, count) == 56,
@@ -62,13 +63,14 @@ _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, toke
 _Static_assert(sizeof(emq_queue_event) == 56 && offsetof(emq_queue_event, field_count) == 40 &&
                    offsetof(emq_queue_event, json) == 48,
                "emq_queue_event");
-_Static_assert(sizeof(emq_worker_options) == 96 && offsetof(emq_worker_options, backoff) == 4 &&
+_Static_assert(sizeof(emq_worker_options) == 104 && offsetof(emq_worker_options, backoff) == 4 &&
                    offsetof(emq_worker_options, lease_ms) == 8 &&
                    offsetof(emq_worker_options, shutdown_grace_ms) == 56 &&
                    offsetof(emq_worker_options, prefetch) == 64 &&
                    offsetof(emq_worker_options, handler_batch) == 72 &&
                    offsetof(emq_worker_options, dead_max_age_ms) == 80 &&
-                   offsetof(emq_worker_options, dead_max_len) == 88,
+                   offsetof(emq_worker_options, dead_max_len) == 88 &&
+                   offsetof(emq_worker_options, max_stalls) == 96,
                "emq_worker_options");
 _Static_assert(sizeof(emq_string_list) == 16 && offsetof(emq_string_list, len) == 8, "emq_string_list");
 _Static_assert(sizeof(emq_stats) == 80 && offsetof(emq_stats, in_flight) == 40 &&
@@ -157,7 +159,7 @@ static void test_pure_helpers(void) {
     uint16_t slot = 0;
     const char *key = "emq:{orders}:pending";
     CHECK(emq_slot((const uint8_t *)key, strlen(key), &slot, NULL) == EMQ_OK && slot == 105);
-    CHECK(strcmp(emq_protocol_version(), "echomq:2.0.0") == 0);
+    CHECK(strcmp(emq_protocol_version(), "echomq:2.1.0") == 0);
     CHECK(strcmp(emq_status_code(EMQ_ERR_STALE), "EMQSTALE") == 0);
     CHECK(strcmp(emq_status_code(EMQ_ERR_NULL_POINTER), "EMQ_NULL_POINTER") == 0);
 
@@ -864,6 +866,150 @@ static void test_sigkilled_worker_job_is_recovered(void) {
     emq_client_free(c);
 }
 
+/* ---- job features (issue #13): wire 2.0.0 / 2.1.0, stall cap, dedup ---- */
+
+static void test_wire_2_0_0_refuses_2_1_0_verbs(void) {
+    char url4[512];
+    size_t n = strlen(g_url);
+    snprintf(url4, sizeof url4, "%s%s4", g_url, (n && g_url[n - 1] == '/') ? "" : "/");
+    emq_connect_options o = emq_connect_options_default();
+    CHECK(o.wire_version == NULL);
+    o.wire_version = "echomq:2.0.0";
+    emq_client *c = NULL;
+    emq_error *err = NULL;
+    CHECK(ok(emq_connect(url4, &o, &c, &err), err));
+    char line[64];
+    redis(url4, line, sizeof line, "GET '{emq}:version'");
+    CHECK(strcmp(line, "echomq:2.0.0") == 0);
+    emq_id_list *recovered = NULL, *dead = NULL;
+    CHECK(emq_reap_stalled(c, "t.wire", 10, 2, &recovered, &dead, &err) == EMQ_ERR_UNSUPPORTED);
+    CHECK(err && strcmp(err->code, "EMQ_UNSUPPORTED") == 0 && recovered == NULL && dead == NULL);
+    emq_error_free(err);
+    err = NULL;
+    CHECK(emq_enqueue_dedup(c, "t.wire", LIT("x"), "d", 0, NULL, NULL) == EMQ_ERR_UNSUPPORTED);
+    redis(url4, line, sizeof line, "EXISTS 'emq:{t.wire}:pending'");
+    CHECK(strcmp(line, "0") == 0);
+    emq_client_free(c);
+    /* An unknown version is a bad argument, before any I/O. */
+    o.wire_version = "echomq:7.0.0";
+    CHECK(emq_connect(url4, &o, &c, NULL) == EMQ_ERR_INVALID_ARGUMENT && c == NULL);
+    redis(url4, NULL, 0, "FLUSHDB");
+}
+
+static void test_dedup_one_job_per_dedup_id(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    emq_enqueued a, b;
+    CHECK(ok(emq_enqueue_dedup(c, "t.dedup", LIT("first"), "order-42", 0, &a, &err), err));
+    CHECK(ok(emq_enqueue_dedup(c, "t.dedup", LIT("second"), "order-42", 0, &b, &err), err));
+    CHECK(!a.duplicate && b.duplicate && strcmp(a.id, b.id) == 0);
+    char line[64];
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.dedup}:pending'");
+    CHECK(strcmp(line, "1") == 0);
+    redis(g_url, line, sizeof line, "GET 'emq:{t.dedup}:de:order-42'");
+    CHECK(strcmp(line, a.id) == 0);
+    CHECK(emq_enqueue_dedup(c, "t.dedup", LIT("x"), "a b", 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_enqueue_dedup(c, "t.dedup", LIT("x"), NULL, 0, NULL, NULL) == EMQ_ERR_NULL_POINTER);
+    emq_client_free(c);
+}
+
+static void test_limits_are_enforced_inside_the_claim(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    for (int i = 0; i < 3; i++) CHECK(ok(emq_enqueue(c, "t.limits", LIT("x"), NULL, &err), err));
+    CHECK(ok(emq_set_concurrency(c, "t.limits", 1, &err), err));
+    emq_job *job = NULL;
+    CHECK(ok(emq_claim(c, "t.limits", 60000, &job, &err), err) && job);
+    emq_job *none = NULL;
+    CHECK(emq_claim(c, "t.limits", 60000, &none, &err) == EMQ_ERR_RATE_LIMITED && none == NULL);
+    CHECK(err && strcmp(err->code, "EMQRATE") == 0);
+    emq_error_free(err);
+    err = NULL;
+    CHECK(ok(emq_set_concurrency(c, "t.limits", 0, &err), err));
+    CHECK(ok(emq_set_rate_limit(c, "t.limits", 1, 60000, &err), err));
+    CHECK(ok(emq_claim(c, "t.limits", 60000, &none, &err), err) && none);
+    emq_job_free(none);
+    none = NULL;
+    CHECK(emq_claim(c, "t.limits", 60000, &none, NULL) == EMQ_ERR_RATE_LIMITED);
+    char line[64];
+    redis(g_url, line, sizeof line, "GET 'emq:{t.limits}:limiter'");
+    CHECK(strcmp(line, "1") == 0);
+    CHECK(ok(emq_set_rate_limit(c, "t.limits", 0, 0, &err), err));
+    CHECK(ok(emq_rate_limit(c, "t.limits", job->id, job->token, 300, &err), err));
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.limits}:job:%s' state", job->id);
+    CHECK(strcmp(line, "scheduled") == 0);
+    CHECK(emq_complete(c, "t.limits", job->id, job->token, NULL) == EMQ_ERR_STALE);
+    emq_job_free(job);
+    emq_client_free(c);
+}
+
+/* `test_ffi poison-worker`: a worker whose handler never returns, with a stall cap of 3. */
+static int poison_worker(void) {
+    emq_client *c = connect_or_null();
+    if (!c) return 1;
+    static slow_state st;
+    st.sleep_ms = 600000;
+    emq_worker_options o = emq_worker_options_default();
+    o.concurrency = 1;
+    o.prefetch = 0;
+    o.lease_ms = 300;
+    o.pump_interval_ms = 50;
+    o.max_stalls = 3;
+    emq_worker *w = NULL;
+    if (!ok(emq_worker_new(c, "t.poison", &o, slow_handler, &st, &w, NULL), NULL)) return 1;
+    emq_worker_run(w, NULL);
+    return 0;
+}
+
+static pid_t spawn_poison_worker(void) {
+    pid_t child = fork();
+    if (child == 0) {
+        execl(g_self, g_self, "poison-worker", (char *)NULL);
+        _exit(127);
+    }
+    return child;
+}
+
+static void test_poison_job_killing_its_worker_three_times_is_dead_stalled(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    emq_enqueued r;
+    CHECK(ok(emq_enqueue(c, "t.poison", LIT("kills its worker"), &r, &err), err));
+    char line[64] = "";
+    for (int round = 1; round <= 3; round++) {
+        pid_t child = spawn_poison_worker();
+        CHECK(child > 0);
+        char want[8];
+        snprintf(want, sizeof want, "%d", round);
+        for (int i = 0; i < 3000; i++) {
+            redis(g_url, line, sizeof line, "HGET 'emq:{t.poison}:job:%s' attempts", r.id);
+            if (strcmp(line, want) == 0) break;
+            sleep_ms(10);
+        }
+        CHECK(strcmp(line, want) == 0); /* a fresh worker claimed it */
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+    }
+    pid_t last = spawn_poison_worker();
+    for (int i = 0; i < 3000; i++) {
+        redis(g_url, line, sizeof line, "HGET 'emq:{t.poison}:job:%s' state", r.id);
+        if (strcmp(line, "dead") == 0) break;
+        sleep_ms(10);
+    }
+    kill(last, SIGKILL);
+    waitpid(last, NULL, 0);
+    CHECK(strcmp(line, "dead") == 0);
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.poison}:job:%s' last_error", r.id);
+    CHECK(strcmp(line, "stalled") == 0);
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.poison}:job:%s' stalled", r.id);
+    CHECK(strcmp(line, "3") == 0);
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.poison}:dead'");
+    CHECK(strcmp(line, "1") == 0);
+    emq_client_free(c);
+}
 
 /* ---- observability (issue #12) ---- */
 
@@ -1132,6 +1278,7 @@ int main(int argc, char **argv) {
     }
     g_self = argv[0];
     if (argc > 1 && strcmp(argv[1], "child-worker") == 0) return child_worker();
+    if (argc > 1 && strcmp(argv[1], "poison-worker") == 0) return poison_worker();
     run_test("pure helpers", test_pure_helpers);
     run_test("queues, drain, purge_dead, requeue_all_dead", test_operator_verbs);
     run_test("enqueue, claim, complete (row gone)", test_enqueue_claim_complete);
@@ -1149,6 +1296,12 @@ int main(int argc, char **argv) {
     run_test("a SIGKILLed worker's job is recovered with token 2", test_sigkilled_worker_job_is_recovered);
     run_test("log handler receives the core's warnings", test_log_handler_receives_core_warnings);
     run_test("worker events, subscription, wait_for, metrics", test_worker_events_subscription_wait_for_metrics);
+    run_test("wire 2.0.0: 2.1.0 verbs are EMQ_ERR_UNSUPPORTED", test_wire_2_0_0_refuses_2_1_0_verbs);
+    run_test("dedup: one job per dedup id", test_dedup_one_job_per_dedup_id);
+    run_test("limits: EMQ_ERR_RATE_LIMITED from the claim, rate_limit parks the job",
+             test_limits_are_enforced_inside_the_claim);
+    run_test("poison job killing its worker 3 times ends dead 'stalled'",
+             test_poison_job_killing_its_worker_three_times_is_dead_stalled);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

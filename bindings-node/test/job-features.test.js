@@ -1,0 +1,167 @@
+// Issue #13 from Node, the same scenarios as core/tests/job_features.rs: wire
+// 2.0.0 vs 2.1.0, the stall cap (a worker process SIGKILLed three times on one
+// job) and deduplication (50 concurrent producers, one job).
+'use strict'
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const { spawn } = require('node:child_process')
+const { join } = require('node:path')
+const { startRedis, rawClient, hash, sleep, waitFor, uniqueQueue } = require('./helpers')
+const emq = require('..')
+const { ErrorCode } = emq
+
+let server, client, raw
+before(async () => {
+  server = await startRedis()
+  raw = server.raw
+  client = await emq.connect(server.url)
+})
+after(async () => {
+  if (client) await client.close()
+  if (server) await server.stop()
+})
+
+async function rejectsWith(promise, code) {
+  const err = await promise.then(
+    () => assert.fail(`expected ${code}`),
+    (e) => e
+  )
+  assert.ok(err instanceof emq.EchoMQError, String(err))
+  assert.equal(err.code, code, err.message)
+  return err
+}
+
+test('wire 2.0.0: fenced at 2.0.0, 2.1.0 verbs reject EMQ_UNSUPPORTED before any I/O', async () => {
+  const url = `${server.url}6`
+  const old = await emq.connect(url, { wireVersion: 'echomq:2.0.0' })
+  const db6 = await rawClient(server.port)
+  await db6.cmd('SELECT', '6')
+  try {
+    assert.equal(await db6.cmd('GET', '{emq}:version'), 'echomq:2.0.0')
+    const e = await rejectsWith(old.reapStalled('q', 10, 2), ErrorCode.UNSUPPORTED)
+    assert.equal(e.status, 17)
+    await rejectsWith(old.enqueue('q', 'x', { dedupId: 'd' }), ErrorCode.UNSUPPORTED)
+    assert.equal(await db6.cmd('EXISTS', 'emq:{q}:pending'), 0)
+    await old.enqueue('q', 'plain')
+    const fence = await rejectsWith(emq.connect(url), ErrorCode.VERSION_FENCE)
+    assert.equal(fence.found, 'echomq:2.0.0')
+    await rejectsWith(emq.connect(url, { wireVersion: 'echomq:7.0.0' }), ErrorCode.INVALID_ARGUMENT)
+    await old.close()
+  } finally {
+    await db6.cmd('FLUSHDB')
+    db6.close()
+  }
+})
+
+test('reapStalled: a stall is counted, the cap dead-letters with lastError stalled', async () => {
+  const q = uniqueQueue('stall')
+  const e = await client.enqueue(q, 'poison')
+  const first = await client.claim(q, 1)
+  await sleep(5)
+  assert.deepEqual(await client.reapStalled(q, 100, 2), { recovered: [e.id], dead: [] })
+  assert.equal(hash(await raw.cmd('HGETALL', `emq:{${q}}:job:${e.id}`)).stalled, '1')
+  await client.claim(q, 1)
+  await sleep(5)
+  assert.deepEqual(await client.reapStalled(q, 100, 2), { recovered: [], dead: [e.id] })
+  const row = hash(await raw.cmd('HGETALL', `emq:{${q}}:job:${e.id}`))
+  assert.equal(row.state, 'dead')
+  assert.equal(row.last_error, 'stalled')
+  await rejectsWith(client.complete(q, e.id, first.token), ErrorCode.STALE)
+})
+
+test('a poison job killing its worker process three times ends dead, stalled', async () => {
+  const q = uniqueQueue('poison')
+  const e = await client.enqueue(q, 'kills its worker')
+  const spawnWorker = () =>
+    spawn(process.execPath, [join(__dirname, 'fixtures', 'hang-worker.js'), server.url, q, '300', '3'], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+  const row = async () => hash(await raw.cmd('HGETALL', `emq:{${q}}:job:${e.id}`))
+  for (const attempt of [1, 2, 3]) {
+    const child = spawnWorker()
+    await waitFor(async () => {
+      const r = await row()
+      return r.state === 'active' && r.attempts === String(attempt)
+    }, 30000, `claim ${attempt} by a fresh worker`)
+    child.kill('SIGKILL')
+    await new Promise((r) => child.once('exit', r))
+  }
+  const last = spawnWorker()
+  try {
+    await waitFor(async () => (await row()).state === 'dead', 30000, 'the poison job is dead')
+  } finally {
+    last.kill('SIGKILL')
+    await new Promise((r) => last.once('exit', r))
+  }
+  const r = await row()
+  assert.equal(r.last_error, 'stalled')
+  assert.equal(r.stalled, '3')
+  assert.deepEqual(await raw.cmd('ZRANGE', `emq:{${q}}:dead`, '0', '-1'), [e.id])
+})
+
+test('50 concurrent producers with one dedup id create one job', async () => {
+  const q = uniqueQueue('dedup')
+  const producers = await Promise.all(Array.from({ length: 50 }, () => emq.connect(server.url)))
+  const answers = await Promise.all(producers.map((c, i) => c.enqueue(q, `from ${i}`, { dedupId: 'order-42' })))
+  const created = answers.filter((a) => !a.duplicate)
+  assert.equal(created.length, 1)
+  assert.ok(answers.every((a) => a.id === created[0].id))
+  assert.deepEqual(await raw.cmd('ZRANGE', `emq:{${q}}:pending`, '0', '-1'), [created[0].id])
+  assert.equal(await raw.cmd('GET', `emq:{${q}}:de:order-42`), created[0].id)
+  await Promise.all(producers.map((c) => c.close()))
+})
+
+test('a dedup id is released by complete, and by its TTL in throttle mode', async () => {
+  const q = uniqueQueue('dedup-release')
+  const a = await client.enqueue(q, 'a', { dedupId: 'd' })
+  assert.equal((await client.enqueue(q, 'b', { dedupId: 'd' })).id, a.id)
+  const job = await client.claim(q, 60000)
+  await client.complete(q, job.id, job.token)
+  const b = await client.enqueue(q, 'c', { dedupId: 'd' })
+  assert.equal(b.duplicate, false)
+  assert.notEqual(b.id, a.id)
+  const t = await client.enqueue(q, 't', { dedupId: 'throttle', dedupTtlMs: 100 })
+  await sleep(150)
+  assert.notEqual((await client.enqueue(q, 't', { dedupId: 'throttle', dedupTtlMs: 100 })).id, t.id)
+  await rejectsWith(client.enqueue(q, 'x', { dedupId: 'a b' }), ErrorCode.INVALID_ARGUMENT)
+  await rejectsWith(client.enqueue(q, 'x', { dedupID: 'typo' }), ErrorCode.INVALID_ARGUMENT)
+})
+
+test('limits are enforced inside the claim, EMQRATE carries retryAfterMs', async () => {
+  const q = uniqueQueue('limits')
+  for (let i = 0; i < 5; i++) await client.enqueue(q, String(i))
+  await client.setConcurrency(q, 2)
+  assert.equal(await raw.cmd('HGET', `emq:{${q}}:meta`, 'concurrency'), '2')
+  const held = await client.claimMany(q, 5, 60000)
+  assert.equal(held.length, 2)
+  let e = await rejectsWith(client.claim(q, 60000), ErrorCode.RATE_LIMITED)
+  assert.equal(e.retryAfterMs, 0)
+  assert.equal(e.status, 18)
+  await client.setConcurrency(q, 0)
+  await client.setRateLimit(q, 2, 60000)
+  assert.equal((await client.claimMany(q, 5, 60000)).length, 2)
+  assert.equal(await raw.cmd('GET', `emq:{${q}}:limiter`), '2')
+  e = await rejectsWith(client.claim(q, 60000), ErrorCode.RATE_LIMITED)
+  assert.ok(e.retryAfterMs > 50000 && e.retryAfterMs <= 60000, String(e.retryAfterMs))
+  await client.setRateLimit(q, 0, 0)
+  const job = held[0]
+  await client.rateLimit(q, job.id, job.token, 300)
+  const row = hash(await raw.cmd('HGETALL', `emq:{${q}}:job:${job.id}`))
+  assert.equal(row.state, 'scheduled')
+  assert.equal(row.attempts, '0')
+  await rejectsWith(client.claim(q, 60000), ErrorCode.RATE_LIMITED)
+  await rejectsWith(client.complete(q, job.id, job.token), ErrorCode.STALE)
+})
+
+test('a rate limit holds for a worker', async () => {
+  const q = uniqueQueue('rated')
+  await client.setRateLimit(q, 20, 500)
+  await client.enqueueMany(q, Array.from({ length: 200 }, (_, i) => String(i)))
+  const worker = new emq.Worker(client, q, async () => {}, { concurrency: 20, idleMaxMs: 10 })
+  const run = worker.run()
+  await sleep(2000)
+  const claimed = worker.stats().claimed
+  await worker.close()
+  await run
+  assert.ok(claimed >= 60 && claimed <= 100, `claimed ${claimed}`)
+})

@@ -1,0 +1,83 @@
+-- claim_guarded (echomq:2.1.0): claim as claim does, behind the 2.1.0 guards,
+-- all checked and applied in this one script (so concurrent claimers cannot
+-- overshoot, unlike checking before claiming):
+-- * global concurrency: with meta.concurrency = n > 0, at most n jobs are in
+--   active across all workers; at the ceiling → EMQRATE 0 (retry when a slot frees);
+-- * rate limit: with meta.max = m > 0 and meta.duration = d ms, at most m jobs are
+--   handed out per window; the counter `limiter` (a STRING) starts at the first
+--   claim of a window and expires after d ms; a full window → EMQRATE <its PTTL>.
+-- * a pause a handler asked for (rate_limit): meta.rate_limited_until (server ms)
+--   in the future → EMQRATE <ms left>;
+-- * attempts cap: with max attempts > 0, a popped job whose attempts already
+--   reached it goes to dead (last_error 'max attempts exceeded', metrics:failed +1)
+--   instead of being handed out again.
+-- KEYS[1] pending  KEYS[2] active  KEYS[3] meta  KEYS[4] dead  KEYS[5] metrics:failed
+-- KEYS[6] limiter
+-- ARGV[1] queue base 'emq:{q}:'  ARGV[2] lease ms  ARGV[3] max jobs  ARGV[4] max attempts (0 = no cap)
+-- Answer: flat array id, payload, token, ...; or the error EMQRATE <wait ms> <why>.
+if redis.call('HEXISTS', KEYS[3], 'paused') == 1 then
+  return {}
+end
+local limits = redis.call('HMGET', KEYS[3], 'concurrency', 'max', 'duration', 'rate_limited_until')
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local until_ms = tonumber(limits[4] or '0') or 0
+if until_ms > now then
+  return redis.error_reply('EMQRATE ' .. (until_ms - now) .. ' rate limited by a handler')
+end
+local want = tonumber(ARGV[3])
+local ceiling = tonumber(limits[1] or '0') or 0
+if ceiling > 0 then
+  local room = ceiling - redis.call('ZCARD', KEYS[2])
+  if room <= 0 then
+    return redis.error_reply('EMQRATE 0 at concurrency ceiling')
+  end
+  if room < want then want = room end
+end
+local max = tonumber(limits[2] or '0') or 0
+local used = tonumber(redis.call('GET', KEYS[6]) or '0') or 0
+if max > 0 and used >= max then
+  local wait = redis.call('PTTL', KEYS[6])
+  if wait < 0 then wait = 0 end
+  return redis.error_reply('EMQRATE ' .. wait .. ' rate limited')
+end
+if max > 0 and max - used < want then want = max - used end
+local popped = redis.call('ZPOPMIN', KEYS[1], want)
+if #popped == 0 then
+  return {}
+end
+local deadline = now + tonumber(ARGV[2])
+local max_attempts = tonumber(ARGV[4])
+local out = {}
+local leases = {}
+for i = 1, #popped, 2 do
+  local id = popped[i]
+  local row = ARGV[1] .. 'job:' .. id
+  local held = redis.call('HMGET', row, 'payload', 'attempts')
+  -- A pending member without a row is debris; dropping it is all claim can do.
+  if held[1] then
+    if max_attempts > 0 and tonumber(held[2]) >= max_attempts then
+      redis.call('HSET', row, 'state', 'dead', 'last_error', 'max attempts exceeded')
+      redis.call('ZADD', KEYS[4], 0, id)
+      redis.call('HINCRBY', KEYS[5], 'count', 1)
+    else
+      local token = redis.call('HINCRBY', row, 'attempts', 1)
+      redis.call('HSET', row, 'state', 'active')
+      leases[#leases + 1] = deadline
+      leases[#leases + 1] = id
+      out[#out + 1] = id
+      out[#out + 1] = held[1]
+      out[#out + 1] = token
+    end
+  end
+end
+if #leases > 0 then
+  redis.call('ZADD', KEYS[2], unpack(leases))
+  if max > 0 then
+    redis.call('INCRBY', KEYS[6], #leases / 2)
+    if redis.call('PTTL', KEYS[6]) < 0 then
+      redis.call('PEXPIRE', KEYS[6], tonumber(limits[3] or '1000') or 1000)
+    end
+  end
+end
+return out

@@ -1,0 +1,158 @@
+//! Global concurrency and rate limits (echomq:2.1.0), enforced inside the
+//! claim script (`claim_guarded`), not advised before it: the reference's
+//! check-then-claim overshoots under concurrency. The layout is the
+//! reference's: `meta.concurrency`, `meta.max` (+ our `meta.duration`, the
+//! window in ms) and the counter `emq:{q}:limiter` with a PTTL.
+
+use crate::client::{check_positive, Client};
+use crate::error::Result;
+use crate::id::BrandedId;
+use crate::keys::QueueKeys;
+use crate::replies;
+use crate::scripts;
+use crate::types::Job;
+use crate::wire::WireVersion;
+
+impl Client {
+    /// The claim of wire 2.1.0: `claim_many` behind the queue's concurrency
+    /// ceiling and rate limit (a refused claim is [`crate::ErrorKind::RateLimited`]
+    /// carrying the wait), and with `max_attempts` > 0 the attempts cap: a
+    /// popped job whose attempts already reached it is dead-lettered
+    /// (`last_error` = `max attempts exceeded`) instead of handed out.
+    pub(crate) async fn claim_guarded(
+        &self,
+        queue: &str,
+        max: u64,
+        lease_ms: u64,
+        max_attempts: u64,
+    ) -> Result<Vec<Job>> {
+        self.require(WireVersion::V2_1_0, "the guarded claim")?;
+        let keys = QueueKeys::new(queue)?;
+        check_positive("lease_ms", lease_ms)?;
+        check_positive("max", max)?;
+        let answer = self
+            .transport
+            .script(
+                &scripts::CLAIM_GUARDED,
+                &[
+                    &keys.pending,
+                    &keys.active,
+                    &keys.meta,
+                    &keys.dead,
+                    &keys.failed,
+                    &keys.limiter,
+                ],
+                &[
+                    keys.base.as_bytes(),
+                    lease_ms.to_string().as_bytes(),
+                    max.to_string().as_bytes(),
+                    max_attempts.to_string().as_bytes(),
+                ],
+            )
+            .await?;
+        let jobs = replies::claimed(answer)?;
+        // Jobs this claim dead-lettered at the attempts cap are not in the
+        // answer (it keeps `claim`'s shape), so they publish no `dead`.
+        self.publish_active(&keys, &jobs);
+        Ok(jobs)
+    }
+
+    /// The worker's claim: `claim_many`, plus at wire 2.1.0 the attempts cap
+    /// (`max_attempts`). Not in the bindings: it is the worker's own verb.
+    #[doc(hidden)]
+    pub async fn claim_capped(
+        &self,
+        queue: &str,
+        max: u64,
+        lease_ms: u64,
+        max_attempts: u64,
+    ) -> Result<Vec<Job>> {
+        self.require(WireVersion::V2_1_0, "claim_capped")?;
+        check_positive("max_attempts", max_attempts)?;
+        self.claim_guarded(queue, max, lease_ms, max_attempts).await
+    }
+
+    /// At most `n` jobs of the queue in `active` at once, across every worker
+    /// (prefetched jobs count: they are leased). `0` removes the ceiling.
+    pub async fn set_concurrency(&self, queue: &str, n: u64) -> Result<()> {
+        self.require(WireVersion::V2_1_0, "set_concurrency")?;
+        let keys = QueueKeys::new(queue)?;
+        let cmd = if n == 0 {
+            let mut c = redis::cmd("HDEL");
+            c.arg(&keys.meta).arg("concurrency");
+            c
+        } else {
+            let mut c = redis::cmd("HSET");
+            c.arg(&keys.meta).arg("concurrency").arg(n);
+            c
+        };
+        let _: i64 = self.transport.query(&cmd).await?;
+        Ok(())
+    }
+
+    /// At most `max` claims per `per_ms` window on the queue (a fixed window
+    /// that starts at its first claim). `max` 0 removes the limit.
+    pub async fn set_rate_limit(&self, queue: &str, max: u64, per_ms: u64) -> Result<()> {
+        self.require(WireVersion::V2_1_0, "set_rate_limit")?;
+        let keys = QueueKeys::new(queue)?;
+        let cmd = if max == 0 {
+            let mut c = redis::cmd("HDEL");
+            c.arg(&keys.meta).arg("max").arg("duration");
+            c
+        } else {
+            check_positive("per_ms", per_ms)?;
+            let mut c = redis::cmd("HSET");
+            c.arg(&keys.meta)
+                .arg("max")
+                .arg(max)
+                .arg("duration")
+                .arg(per_ms);
+            c
+        };
+        let _: i64 = self.transport.query(&cmd).await?;
+        Ok(())
+    }
+
+    /// A handler's "rate limited for a while" (say after an HTTP 429): claims
+    /// on the queue pause for `ms`, and the held job waits the pause out in
+    /// schedule without counting an attempt. Token-fenced; afterwards the
+    /// holder must not settle the job (a worker's late settlement is refused
+    /// as stale and logged).
+    pub async fn rate_limit(&self, queue: &str, id: &str, token: u64, ms: u64) -> Result<()> {
+        self.require(WireVersion::V2_1_0, "rate_limit")?;
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        check_positive("ms", ms)?;
+        let row = keys.job(&id);
+        let answer = self
+            .transport
+            .script(
+                &scripts::RATE_LIMIT,
+                &[&keys.active, &row, &keys.schedule, &keys.meta],
+                &[
+                    id.as_str().as_bytes(),
+                    token.to_string().as_bytes(),
+                    ms.to_string().as_bytes(),
+                ],
+            )
+            .await?;
+        replies::rate_limited(answer)
+    }
+}
+
+impl crate::blocking::Client {
+    /// See [`Client::set_concurrency`].
+    pub fn set_concurrency(&self, queue: &str, n: u64) -> Result<()> {
+        crate::runtime::runtime().block_on(self.as_async().set_concurrency(queue, n))
+    }
+
+    /// See [`Client::set_rate_limit`].
+    pub fn set_rate_limit(&self, queue: &str, max: u64, per_ms: u64) -> Result<()> {
+        crate::runtime::runtime().block_on(self.as_async().set_rate_limit(queue, max, per_ms))
+    }
+
+    /// See [`Client::rate_limit`].
+    pub fn rate_limit(&self, queue: &str, id: &str, token: u64, ms: u64) -> Result<()> {
+        crate::runtime::runtime().block_on(self.as_async().rate_limit(queue, id, token, ms))
+    }
+}

@@ -1,0 +1,83 @@
+//! The stall cap (echomq:2.1.0): a job whose handler kills its worker is
+//! reaped back at most `max_stalls - 1` times, then dead-lettered with
+//! `last_error` = `stalled`; and a claim never hands out a job whose attempts
+//! already reached the worker's `max_attempts` (the guarded claim, `limits.rs`).
+
+use crate::client::{check_positive, Client};
+use crate::error::Result;
+use crate::id::BrandedId;
+use crate::keys::QueueKeys;
+use crate::replies;
+use crate::scripts;
+use crate::wire::WireVersion;
+
+/// What one stall-capped reap did: the ids it returned to pending and the
+/// ids it dead-lettered (in lease-deadline order), so callers can publish
+/// `stalled` / `dead` events for exactly these jobs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reaped {
+    pub recovered: Vec<BrandedId>,
+    pub dead: Vec<BrandedId>,
+}
+
+impl Reaped {
+    /// How many lapsed leases this reap handled.
+    pub fn len(&self) -> usize {
+        self.recovered.len() + self.dead.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Client {
+    /// Reap up to `limit` lapsed leases, counting a stall on each: at
+    /// `max_stalls` stalls a job goes to dead (`last_error` = `stalled`,
+    /// `metrics:failed` + 1), the others back to pending. One script, atomic.
+    pub async fn reap_stalled(&self, queue: &str, limit: u64, max_stalls: u64) -> Result<Reaped> {
+        self.require(WireVersion::V2_1_0, "reap_stalled")?;
+        let keys = QueueKeys::new(queue)?;
+        check_positive("limit", limit)?;
+        check_positive("max_stalls", max_stalls)?;
+        let answer = self
+            .transport
+            .script(
+                &scripts::REAP_STALLED,
+                &[&keys.active, &keys.pending, &keys.dead, &keys.failed],
+                &[
+                    keys.base.as_bytes(),
+                    limit.to_string().as_bytes(),
+                    max_stalls.to_string().as_bytes(),
+                ],
+            )
+            .await?;
+        let reaped = replies::reaped(answer)?;
+        self.publish_reaped(&keys, &reaped);
+        Ok(reaped)
+    }
+
+    /// The queue events of a reap, once its answer proves them
+    /// (PROTOCOL-DECISIONS 12.6): `stalled` for each job returned to pending,
+    /// `dead` with `error` = `stalled` for each one the cap dead-lettered.
+    /// The worker's reap pump and `emq pump` both reap through here.
+    fn publish_reaped(&self, keys: &QueueKeys, reaped: &Reaped) {
+        let Some(mut events) = self.events(keys) else {
+            return;
+        };
+        for id in &reaped.recovered {
+            events.add("stalled", id.as_str(), &[]);
+        }
+        for id in &reaped.dead {
+            events.add("dead", id.as_str(), &[("error", "stalled")]);
+        }
+        events.send();
+    }
+}
+
+impl crate::blocking::Client {
+    /// See [`Client::reap_stalled`].
+    pub fn reap_stalled(&self, queue: &str, limit: u64, max_stalls: u64) -> Result<Reaped> {
+        crate::runtime::runtime().block_on(self.as_async().reap_stalled(queue, limit, max_stalls))
+    }
+}

@@ -1,0 +1,315 @@
+//! Moving a deployment's wire version forward (PROTOCOL.md §8), the core of
+//! the CLI's `emq upgrade`, and the probes of the `echomq:2.1.0`
+//! registrations (each exercises one registration against the live server).
+//!
+//! The order: check the record holds the expected older version; run the new
+//! version's probes on a scratch queue (deleted afterwards, pass or fail);
+//! list the connections `CLIENT LIST` shows still speaking an older version;
+//! then compare-and-set the record. Never backward.
+
+use std::time::Duration;
+
+use crate::client::Client;
+use crate::error::{Error, ErrorKind, Result};
+use crate::id::{self, BrandedId};
+use crate::keys::{self, QueueKeys, BUNDLE_KEY, VERSION_KEY};
+use crate::scripts;
+use crate::types::JobState;
+use crate::wire::WireVersion;
+use crate::EnqueueOptions;
+
+/// The `CLIENT SETINFO LIB-NAME` every connection of this client sends; its
+/// `LIB-VER` is the wire version the connection speaks.
+pub(crate) const LIB_NAME: &str = "echomq";
+
+/// What [`Client::upgrade_protocol`] found and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpgradeReport {
+    /// The version the record held.
+    pub from: WireVersion,
+    /// The version asked for.
+    pub to: WireVersion,
+    /// The probes that ran and passed, by registration.
+    pub probes: Vec<String>,
+    /// `CLIENT LIST` lines (`id addr name lib-ver`) of connections of this
+    /// client that speak a version older than `to`; they keep working until
+    /// they reconnect, when the fence refuses them.
+    pub older_clients: Vec<String>,
+    /// False when the server's `CLIENT LIST` does not show library info
+    /// (servers before Redis 7.2 / Valkey 7.2), so older clients cannot be told.
+    pub clients_known: bool,
+    /// True when the record was moved (false for a dry run, or when it
+    /// already held `to`).
+    pub upgraded: bool,
+}
+
+/// One probe: its registration and the check it runs on the scratch queue.
+const PROBES: [&str; 4] = [
+    "row field stalled + reap_stalled",
+    "claim_guarded: the attempts cap",
+    "key de:<dedup_id> + enqueue_dedup",
+    "meta.concurrency, meta.max + meta.duration, key limiter, class EMQRATE, rate_limit + meta.rate_limited_until",
+];
+
+fn probe_failed(probe: &str, what: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::Server,
+        format!("upgrade probe {probe:?} failed: {what}"),
+    )
+}
+
+impl Client {
+    /// Move `{emq}:version` from `from` to `to` (see the module docs). With
+    /// `dry_run`, everything but the final compare-and-set. A record holding
+    /// neither `from` nor `to` is a version-fence error carrying the value.
+    pub async fn upgrade_protocol(
+        &self,
+        from: WireVersion,
+        to: WireVersion,
+        dry_run: bool,
+    ) -> Result<UpgradeReport> {
+        if to <= from {
+            return Err(Error::invalid_argument(format!(
+                "an upgrade only moves forward: {from} -> {to}"
+            )));
+        }
+        let found: Option<String> = self
+            .transport
+            .query(redis::cmd("GET").arg(VERSION_KEY))
+            .await?;
+        let found = found.unwrap_or_default();
+        let mut report = UpgradeReport {
+            from,
+            to,
+            probes: Vec::new(),
+            older_clients: Vec::new(),
+            clients_known: false,
+            upgraded: false,
+        };
+        if found == to.as_str() {
+            return Ok(report);
+        }
+        if found != from.as_str() {
+            return Err(Error::version_fence(&found, from));
+        }
+        report.probes = self.run_probes(to).await?;
+        (report.older_clients, report.clients_known) = self.older_clients(to).await?;
+        if dry_run {
+            return Ok(report);
+        }
+        let mut args: Vec<Vec<u8>> = vec![
+            from.as_str().into(),
+            to.as_str().into(),
+            scripts::bundle_sha1_for(from).into(),
+            scripts::bundle_sha1_for(to).into(),
+        ];
+        for script in scripts::for_version(to) {
+            args.push(script.name.into());
+            args.push(script.sha1().into());
+        }
+        let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+        let answer = self
+            .transport
+            .script(&scripts::UPGRADE_VERSION, &[VERSION_KEY, BUNDLE_KEY], &refs)
+            .await?;
+        let (moved, value): (u64, String) = redis::from_redis_value(answer)?;
+        if moved != 1 {
+            // Another operator (or runtime) changed the record under us.
+            return Err(Error::version_fence(&value, from));
+        }
+        report.upgraded = true;
+        log::info!("echomq: upgraded {{emq}}:version from {from} to {to}");
+        Ok(report)
+    }
+
+    /// Run the probes of every registration up to `version` on a fresh
+    /// scratch queue, deleting it afterwards whatever happened. Answers the
+    /// probes that passed (all of them, or the first failure as an error).
+    pub async fn run_probes(&self, version: WireVersion) -> Result<Vec<String>> {
+        if version < WireVersion::V2_1_0 {
+            return Ok(Vec::new());
+        }
+        let probe = Client {
+            wire: version,
+            ..self.clone()
+        };
+        let scratch = format!("emq-probe-{}", id::mint_job_id_with(self.node_id())?);
+        let mut touched = Vec::new();
+        let outcome = probe.probes_2_1_0(&scratch, &mut touched).await;
+        let keys = QueueKeys::new(&scratch)?;
+        let mut del = redis::cmd("DEL");
+        del.arg(&keys.pending)
+            .arg(&keys.active)
+            .arg(&keys.schedule)
+            .arg(&keys.dead)
+            .arg(&keys.meta)
+            .arg(&keys.completed)
+            .arg(&keys.failed)
+            .arg(&touched);
+        let _: i64 = self.transport.query(&del).await?;
+        outcome?;
+        Ok(PROBES.iter().map(|p| p.to_string()).collect())
+    }
+
+    async fn probes_2_1_0(&self, scratch: &str, touched: &mut Vec<String>) -> Result<()> {
+        let keys = QueueKeys::new(scratch)?;
+        let row_of = |id: &BrandedId| -> Result<redis::Cmd> {
+            let mut cmd = redis::cmd("HMGET");
+            cmd.arg(keys.job(id))
+                .arg("state")
+                .arg("stalled")
+                .arg("last_error");
+            Ok(cmd)
+        };
+
+        // Row field `stalled` + reap_stalled: a lapsed lease at a cap of 1
+        // is dead-lettered with last_error 'stalled' and reported as dead.
+        let p = PROBES[0];
+        let job = self.enqueue(scratch, b"probe").await?.id;
+        touched.push(keys.job(&job));
+        self.claim(scratch, 1).await?;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let reaped = self.reap_stalled(scratch, 10, 1).await?;
+        if reaped.dead != [job] {
+            return Err(probe_failed(p, format!("reaped {reaped:?}")));
+        }
+        let row: Vec<Option<String>> = self.transport.query(&row_of(&job)?).await?;
+        if row
+            != [
+                Some("dead".into()),
+                Some("1".into()),
+                Some("stalled".into()),
+            ]
+        {
+            return Err(probe_failed(p, format!("row holds {row:?}")));
+        }
+
+        // claim_guarded: a job reaped back after its last attempt is dead-lettered.
+        let p = PROBES[1];
+        let job = self.enqueue(scratch, b"probe").await?.id;
+        touched.push(keys.job(&job));
+        let held = self.claim(scratch, 60_000).await?;
+        let token = held.map(|j| j.token).unwrap_or(0);
+        self.release_many(scratch, &[(job.as_str(), token)])
+            .await?
+            .remove(0)?;
+        let claimed = self.claim_capped(scratch, 10, 60_000, 1).await?;
+        let info = self.job(scratch, job.as_str()).await?;
+        if !claimed.is_empty() || info.map(|i| i.state) != Some(JobState::Dead) {
+            return Err(probe_failed(p, format!("claimed {claimed:?}")));
+        }
+
+        // Key de:<dedup_id> + enqueue_dedup: one job per live dedup id.
+        let p = PROBES[2];
+        let options = EnqueueOptions {
+            dedup_id: Some("probe".into()),
+            dedup_ttl_ms: Some(60_000),
+        };
+        let dedup_key = keys::dedup_key(scratch, "probe")?;
+        touched.push(dedup_key.clone());
+        let first = self.enqueue_with(scratch, b"probe", &options).await?;
+        touched.push(keys.job(&first.id));
+        let second = self.enqueue_with(scratch, b"probe", &options).await?;
+        let holder: Option<String> = self
+            .transport
+            .query(redis::cmd("GET").arg(&dedup_key))
+            .await?;
+        if first.duplicate
+            || !second.duplicate
+            || second.id != first.id
+            || holder.as_deref() != Some(first.id.as_str())
+        {
+            return Err(probe_failed(p, format!("{first:?} then {second:?}")));
+        }
+
+        // Limits: the concurrency ceiling and the rate limit refuse inside the
+        // claim with EMQRATE (and its wait); rate_limit parks a held job.
+        let p = PROBES[3];
+        touched.push(keys.limiter.clone());
+        self.transport
+            .query::<i64>(redis::cmd("DEL").arg(&keys.pending))
+            .await?;
+        for _ in 0..2 {
+            let id = self.enqueue(scratch, b"probe").await?.id;
+            touched.push(keys.job(&id));
+        }
+        self.set_concurrency(scratch, 1).await?;
+        let held = self.claim_many(scratch, 2, 60_000).await?;
+        let ceiling = self.claim_many(scratch, 1, 60_000).await;
+        if held.len() != 1 || ceiling.as_ref().map_err(|e| e.retry_after_ms()) != Err(Some(0)) {
+            return Err(probe_failed(p, format!("{held:?} then {ceiling:?}")));
+        }
+        self.set_concurrency(scratch, 0).await?;
+        self.set_rate_limit(scratch, 1, 60_000).await?;
+        let second = self.claim_many(scratch, 2, 60_000).await?;
+        let limited = self.claim_many(scratch, 1, 60_000).await;
+        let waited = limited
+            .as_ref()
+            .map_err(|e| e.retry_after_ms().unwrap_or(0));
+        if second.len() != 1 || !matches!(waited, Err(w) if w > 0) {
+            return Err(probe_failed(p, format!("{second:?} then {limited:?}")));
+        }
+        self.set_rate_limit(scratch, 0, 0).await?;
+        let job = &second[0];
+        self.rate_limit(scratch, job.id.as_str(), job.token, 60_000)
+            .await?;
+        let parked = self.job(scratch, job.id.as_str()).await?;
+        let paused = self.claim_many(scratch, 1, 60_000).await;
+        if parked.map(|j| (j.state, j.attempts)) != Some((JobState::Scheduled, 0))
+            || paused.map_err(|e| e.kind()).err() != Some(ErrorKind::RateLimited)
+        {
+            return Err(probe_failed(
+                p,
+                "rate_limit did not park the job and pause claims",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Connections `CLIENT LIST` shows as this client's speaking a version
+    /// older than `to`, and whether the server shows library info at all.
+    async fn older_clients(&self, to: WireVersion) -> Result<(Vec<String>, bool)> {
+        let listing: String = self
+            .transport
+            .query(redis::cmd("CLIENT").arg("LIST"))
+            .await?;
+        let mut known = false;
+        let mut older = Vec::new();
+        for line in listing.lines() {
+            let field = |name: &str| {
+                line.split(' ')
+                    .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+                    .unwrap_or("")
+            };
+            if line.contains(" lib-name=") {
+                known = true;
+            }
+            if field("lib-name") != LIB_NAME {
+                continue;
+            }
+            let speaks = WireVersion::parse(field("lib-ver"));
+            if speaks.map(|v| v < to).unwrap_or(true) {
+                older.push(format!(
+                    "id={} addr={} name={} lib-ver={}",
+                    field("id"),
+                    field("addr"),
+                    field("name"),
+                    field("lib-ver")
+                ));
+            }
+        }
+        Ok((older, known))
+    }
+}
+
+impl crate::blocking::Client {
+    /// See [`Client::upgrade_protocol`].
+    pub fn upgrade_protocol(
+        &self,
+        from: WireVersion,
+        to: WireVersion,
+        dry_run: bool,
+    ) -> Result<UpgradeReport> {
+        crate::runtime::runtime().block_on(self.as_async().upgrade_protocol(from, to, dry_run))
+    }
+}
