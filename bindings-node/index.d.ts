@@ -27,6 +27,8 @@ export declare const ErrorCode: {
   readonly CLOSED: 'EMQ_CLOSED'
   readonly UNSUPPORTED: 'EMQ_UNSUPPORTED'
   readonly RATE_LIMITED: 'EMQRATE'
+  readonly UNAVAILABLE: 'EMQ_UNAVAILABLE'
+  readonly NOT_DURABLE: 'EMQ_NOT_DURABLE'
   readonly PARTIAL_BATCH: 'EMQ_PARTIAL_BATCH'
   readonly INTERNAL: 'EMQ_INTERNAL'
 }
@@ -76,7 +78,7 @@ export declare class EchoMQError extends Error {
   constructor(
     message: string,
     code: ErrorCode,
-    details?: { found?: string; word?: string; items?: BatchItem[]; retryAfterMs?: number; cause?: unknown }
+    details?: { found?: string; word?: string; items?: BatchItem[]; id?: string; retryAfterMs?: number; cause?: unknown }
   )
   readonly name: 'EchoMQError'
   readonly code: ErrorCode
@@ -86,6 +88,8 @@ export declare class EchoMQError extends Error {
   readonly found?: string
   /** `EMQ_PROTOCOL`: the unknown `EMQ*` class word the server sent. */
   readonly word?: string
+  /** `EMQ_NOT_DURABLE`: the id of the job written on the master but not confirmed by enough replicas. */
+  readonly id?: string
   /**
    * `EMQ_PARTIAL_BATCH`: every payload's pre-minted id and whether it was
    * written; resend the others with `enqueueWithId` (exact).
@@ -126,6 +130,10 @@ export interface ConnectOptions {
    * `'echomq:2.0.0'` (2.1.0 verbs then reject with `EMQ_UNSUPPORTED`).
    */
   wireVersion?: string
+  /** Durable writes: WAIT for this many replicas after every enqueue verb and complete; fewer answers EMQ_NOT_DURABLE (err.id). Default 0. */
+  waitReplicas?: number
+  /** How long one WAIT may block, ms. Default 1000. */
+  waitTimeoutMs?: number
 }
 
 /**

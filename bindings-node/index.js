@@ -45,6 +45,7 @@ class EchoMQError extends Error {
     /** A partial batch: `[{id, state}]` per payload, state `written` / `not_written` / `unknown`. */
     if (details && details.items !== undefined) this.items = details.items
     if (details && details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs
+    if (details && details.id !== undefined) this.id = details.id
   }
 }
 
@@ -63,6 +64,7 @@ function toEchoMQError(e) {
       found: e.found,
       word: e.word,
       items: e.items,
+      id: e.id,
       retryAfterMs: e.retryAfterMs,
     })
   }
@@ -114,6 +116,8 @@ const CONNECT_OPTIONS = [
   'strictBundle',
   'publishEvents',
   'wireVersion',
+  'waitReplicas',
+  'waitTimeoutMs',
 ]
 const ENQUEUE_OPTIONS = ['id', 'runAtMs', 'delayMs', 'dedupId', 'dedupTtlMs']
 const WORKER_OPTIONS = [

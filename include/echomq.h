@@ -344,12 +344,21 @@ typedef struct emq_connect_options {
      * NULL (default) = the newest.
      */
     const char *wire_version;
+    /**
+     * Durable writes: `WAIT` for this many replicas after every enqueue verb
+     * and complete; fewer answers `EMQ_ERR_NOT_DURABLE`. Default 0 (no WAIT).
+     */
+    uint32_t wait_replicas;
+    /**
+     * How long one `WAIT` may block, ms. Default 1000.
+     */
+    uint64_t wait_timeout_ms;
 } emq_connect_options;
 
 /**
  * The result of every fallible function: `EMQ_OK` (0) or an error code.
  *
- * Codes 1..=16 are the core's error kinds (the numbers of docs/API.md, stable
+ * Codes 1..=23 are the core's error kinds (the numbers of docs/API.md, stable
  * forever); codes from 100 up belong to the C boundary itself.
  */
 typedef int32_t emq_status;
@@ -1013,6 +1022,19 @@ typedef struct emq_string_list {
  * `EMQRATE`: the queue's concurrency ceiling or rate limit refused the claim.
  */
 #define EMQ_ERR_RATE_LIMITED 18
+
+/**
+ * A transient server state (loading, busy, failover, slot migration)
+ * outlasted the retries inside the response timeout; nothing ran, and
+ * sending the same call again is safe.
+ */
+#define EMQ_ERR_UNAVAILABLE 20
+
+/**
+ * Written on the master, but fewer than `wait_replicas` replicas acknowledged
+ * it in time (the message names the job id); a failover now may lose it.
+ */
+#define EMQ_ERR_NOT_DURABLE 21
 
 /**
  * `emq_enqueue_many` lost its connection part way; the message says how

@@ -23,6 +23,8 @@ pub struct ConnectOptionsJs {
     pub publish_events: Option<bool>,
     /// `echomq:2.1.0` (default) or `echomq:2.0.0`.
     pub wire_version: Option<String>,
+    pub wait_replicas: Option<f64>,
+    pub wait_timeout_ms: Option<f64>,
 }
 
 #[napi(object)]
@@ -162,6 +164,13 @@ fn connect_options(env: &Env, o: Option<ConnectOptionsJs>) -> Result<ConnectOpti
     }
     if let Some(v) = o.wire_version {
         out.wire_version = echomq::WireVersion::parse(&v).map_err(|e| to_js(env, &e))?;
+    }
+    if let Some(n) = o.wait_replicas {
+        out.wait_replicas = u32::try_from(uint(env, "waitReplicas", n)?)
+            .map_err(|_| crate::error::invalid_argument(env, "waitReplicas is too large"))?;
+    }
+    if let Some(ms) = o.wait_timeout_ms {
+        out.wait_timeout_ms = uint(env, "waitTimeoutMs", ms)?;
     }
     Ok(out)
 }

@@ -21,6 +21,9 @@ fn build(env: &Env, e: &EmqError) -> Result<Error> {
     if let Some(word) = e.class_word() {
         obj.set("word", word)?;
     }
+    if let Some(id) = e.job_id() {
+        obj.set("id", id)?;
+    }
     if let Some(items) = e.batch_items() {
         // A partial batch: `[{id, state}]` per payload, in input order.
         let list: Vec<BatchItemJs> = items

@@ -106,7 +106,7 @@ test('connect and worker options: the docs names in camelCase, and nothing else'
   const connectOpts = optionNames('Connect options (all optional)').map(camel)
   assert.deepEqual(connectOpts.sort(), [
     'clientName', 'connectTimeoutMs', 'maxPayload', 'nodeId', 'publishEvents', 'responseTimeoutMs', 'strictBundle',
-    'wireVersion',
+    'waitReplicas', 'waitTimeoutMs', 'wireVersion',
   ])
   const workerOpts = optionNames('Worker options:').map(camel)
   assert.deepEqual(workerOpts.sort(), [

@@ -140,7 +140,7 @@ fn flag(py: Python<'_>, b: bool) -> PyResult<Bound<'_, PyAny>> {
 #[pyfunction]
 #[pyo3(signature = (url=None, *, node_id=None, client_name=None, connect_timeout_ms=None,
     response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
-    wire_version=None))]
+    wire_version=None, wait_replicas=None, wait_timeout_ms=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect_async<'py>(
     py: Python<'py>,
@@ -153,6 +153,8 @@ pub fn connect_async<'py>(
     strict_bundle: bool,
     publish_events: bool,
     wire_version: Option<String>,
+    wait_replicas: Option<Bound<'py, PyAny>>,
+    wait_timeout_ms: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let options = connect_options(
         node_id.as_ref(),
@@ -163,6 +165,7 @@ pub fn connect_async<'py>(
         strict_bundle,
         publish_events,
         wire_version.as_deref(),
+        (wait_replicas.as_ref(), wait_timeout_ms.as_ref()),
     )?;
     let url = url.unwrap_or_else(echomq::defaults::url);
     future_into_py(

@@ -90,7 +90,7 @@ pub fn retry_options(
 #[pyfunction]
 #[pyo3(signature = (url=None, *, node_id=None, client_name=None, connect_timeout_ms=None,
     response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
-    wire_version=None))]
+    wire_version=None, wait_replicas=None, wait_timeout_ms=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -103,6 +103,8 @@ pub fn connect(
     strict_bundle: bool,
     publish_events: bool,
     wire_version: Option<String>,
+    wait_replicas: Option<Bound<'_, PyAny>>,
+    wait_timeout_ms: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Client> {
     let options = connect_options(
         node_id.as_ref(),
@@ -113,6 +115,7 @@ pub fn connect(
         strict_bundle,
         publish_events,
         wire_version.as_deref(),
+        (wait_replicas.as_ref(), wait_timeout_ms.as_ref()),
     )?;
     // No URL: `EMQ_URL`, else the local default (the core's rule).
     let url = url.unwrap_or_else(echomq::defaults::url);

@@ -12,6 +12,7 @@ pub fn exception<'py>(py: Python<'py>, e: &echomq::Error) -> Bound<'py, PyAny> {
     let detail = e
         .found()
         .or_else(|| e.class_word())
+        .or_else(|| e.job_id())
         .map(String::from)
         .or_else(|| e.retry_after_ms().map(|ms| ms.to_string()));
     let made = FROM_NATIVE

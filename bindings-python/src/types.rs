@@ -106,6 +106,7 @@ pub fn connect_options(
     strict_bundle: bool,
     publish_events: bool,
     wire_version: Option<&str>,
+    (wait_replicas, wait_timeout_ms): (Option<&Bound<'_, PyAny>>, Option<&Bound<'_, PyAny>>),
 ) -> PyResult<echomq::ConnectOptions> {
     use echomq::defaults as core;
     let node_id = match node_id.filter(|n| !n.is_none()) {
@@ -137,6 +138,10 @@ pub fn connect_options(
         strict_bundle,
         publish_events,
         wire_version,
+        // Beyond u32 no cluster has that many replicas: it can only answer NotDurable.
+        wait_replicas: u32::try_from(uint_or("wait_replicas", wait_replicas, 0)?)
+            .unwrap_or(u32::MAX),
+        wait_timeout_ms: uint_or("wait_timeout_ms", wait_timeout_ms, 1000)?,
     })
 }
 

@@ -361,6 +361,8 @@ def test_error_classes_follow_the_table():
         echomq.ClosedError: "EMQ_CLOSED",
         echomq.UnsupportedError: "EMQ_UNSUPPORTED",
         echomq.RateLimitedError: "EMQRATE",
+        echomq.UnavailableError: "EMQ_UNAVAILABLE",
+        echomq.NotDurableError: "EMQ_NOT_DURABLE",
     }
     for cls, code in table.items():
         assert issubclass(cls, echomq.EchoMQError)

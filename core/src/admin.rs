@@ -47,33 +47,21 @@ impl Client {
     /// only has a `meta` key counts). Job rows are skipped server-side.
     pub async fn queues(&self) -> Result<Vec<String>> {
         let mut found = BTreeSet::new();
-        let mut cursor: u64 = 0;
-        loop {
-            // `[^j]` leaves out `job:` rows; ids and queue names hold no `}`.
-            let (next, keys): (u64, Vec<Vec<u8>>) = self
-                .transport
-                .query(
-                    redis::cmd("SCAN")
-                        .arg(cursor)
-                        .arg("MATCH")
-                        .arg("emq:{*}:[^j]*")
-                        .arg("COUNT")
-                        .arg(SCAN_COUNT),
-                )
-                .await?;
-            for key in keys {
-                match keys::classify_bytes(&key) {
-                    KeyClass::Queue { queue, .. } | KeyClass::Metric { queue, .. } => {
-                        found.insert(queue);
-                    }
-                    _ => {}
+        // `[^j]` leaves out `job:` rows; ids and queue names hold no `}`.
+        // On a cluster every master is walked (14.6).
+        let keys = self
+            .transport
+            .scan_keys("emq:{*}:[^j]*", SCAN_COUNT)
+            .await?;
+        for key in keys {
+            match keys::classify_bytes(&key) {
+                KeyClass::Queue { queue, .. } | KeyClass::Metric { queue, .. } => {
+                    found.insert(queue);
                 }
+                _ => {}
             }
-            if next == 0 {
-                return Ok(found.into_iter().collect());
-            }
-            cursor = next;
         }
+        Ok(found.into_iter().collect())
     }
 
     /// A job's whole row and the sets holding its id, in one round trip;

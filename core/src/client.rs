@@ -56,7 +56,8 @@ pub(crate) fn check_positive(name: &str, value: u64) -> Result<()> {
 }
 
 impl Client {
-    /// Connect to `redis://`, `rediss://` or `redis+unix://` and fence before
+    /// Connect to `redis://`, `rediss://`, `redis+unix://`, or a cluster's
+    /// `redis+cluster://` / `rediss+cluster://` seed nodes, and fence before
     /// anything else is sent.
     pub async fn connect(url: &str, options: ConnectOptions) -> Result<Client> {
         let node_id = match options.node_id {
@@ -92,6 +93,10 @@ impl Client {
 
     pub(crate) fn transport(&self) -> &Transport {
         &self.transport
+    }
+
+    pub(crate) fn transport_arc(&self) -> Arc<Transport> {
+        self.transport.clone()
     }
 
     /// Queue events for `keys`' queue, published once the batch is sent;
@@ -155,6 +160,18 @@ impl Client {
         Ok(())
     }
 
+    /// Is this a `redis+cluster://` client?
+    pub fn is_cluster(&self) -> bool {
+        self.transport.is_cluster()
+    }
+
+    /// How many times this client has run the version fence: once at
+    /// connect, then again after each cluster topology event.
+    #[doc(hidden)]
+    pub fn fence_count(&self) -> u64 {
+        self.transport.fence_count()
+    }
+
     /// Close the connection; later calls fail with [`ErrorKind::Closed`].
     pub fn close(&self) {
         self.transport.close();
@@ -183,6 +200,14 @@ impl Client {
             let answer = self.enqueue_script(&keys, &id, payload).await?;
             if !answer.duplicate {
                 return Ok(answer);
+            }
+            if self.replayed(&keys, &id, payload).await? {
+                // Our own first attempt created it; its event was not sent.
+                self.publish(&keys, "added", id.as_str(), &[]);
+                return Ok(Enqueued {
+                    id,
+                    duplicate: false,
+                });
             }
         }
         Err(Error::new(
@@ -214,11 +239,12 @@ impl Client {
     ) -> Result<Enqueued> {
         let row = keys.job(id);
         let answer = self
-            .transport
-            .script(
+            .write(
                 &scripts::ENQUEUE,
                 &[&row, &keys.pending],
                 &[id.as_str().as_bytes(), payload],
+                id,
+                "enqueued",
             )
             .await?;
         let duplicate = !replies::created(answer)?;
@@ -226,6 +252,53 @@ impl Client {
             self.publish(keys, "added", id.as_str(), &[]);
         }
         Ok(Enqueued { id: *id, duplicate })
+    }
+
+    /// A freshly minted id "already existed": is it our own write, replayed
+    /// by the cluster client after a node connection dropped mid-request?
+    /// (Else two processes share a node id, and the caller re-mints.)
+    async fn replayed(&self, keys: &QueueKeys, id: &BrandedId, payload: &[u8]) -> Result<bool> {
+        if !self.transport.is_cluster() {
+            return Ok(false);
+        }
+        let stored: Option<Vec<u8>> = self
+            .transport
+            .query(redis::cmd("HGET").arg(keys.job(id)).arg("payload"))
+            .await?;
+        Ok(stored.as_deref() == Some(payload))
+    }
+
+    /// Run a write script. With `wait_replicas`, `WAIT` follows it in the
+    /// same round trip, and a shortfall answers [`ErrorKind::NotDurable`]
+    /// (after the script's own refusal, which takes precedence).
+    async fn write(
+        &self,
+        script: &scripts::Script,
+        keys: &[&str],
+        args: &[&[u8]],
+        id: &BrandedId,
+        what: &str,
+    ) -> Result<Value> {
+        let wanted = self.transport.options().wait_replicas;
+        if wanted == 0 {
+            return self.transport.script(script, keys, args).await;
+        }
+        let (reply, acked) = self.transport.script_then_wait(script, keys, args).await?;
+        if acked < u64::from(wanted) {
+            return Err(Error::not_durable(id.as_str(), what, acked, wanted));
+        }
+        Ok(reply)
+    }
+
+    /// `WAIT` after a batch written to the master owning `key`; `Some(acked)`
+    /// when fewer replicas than `wait_replicas` acknowledged it.
+    async fn batch_shortfall(&self, key: &str) -> Result<Option<u64>> {
+        let wanted = self.transport.options().wait_replicas;
+        if wanted == 0 {
+            return Ok(None);
+        }
+        let acked = self.transport.wait_on(key).await?;
+        Ok((acked < u64::from(wanted)).then_some(acked))
     }
 
     /// Enqueue to run at an absolute unix-ms instant.
@@ -255,8 +328,13 @@ impl Client {
         for _ in 0..MINT_ATTEMPTS {
             let id = id::mint_job_id_with(self.node_id())?;
             let answer = self.schedule_script(&keys, &id, payload, mode, ms).await?;
-            if !answer.duplicate {
-                return Ok(answer);
+            // A write retried after a lost reply may find its own row: that
+            // is this call's job, not a collision of minted ids.
+            if !answer.duplicate || self.replayed(&keys, &id, payload).await? {
+                return Ok(Enqueued {
+                    id,
+                    duplicate: false,
+                });
             }
         }
         Err(Error::new(
@@ -277,8 +355,7 @@ impl Client {
         let ms_text = ms.to_string();
         let row = keys.job(id);
         let answer = self
-            .transport
-            .script(
+            .write(
                 &scripts::SCHEDULE,
                 &[&row, &keys.schedule],
                 &[
@@ -287,6 +364,8 @@ impl Client {
                     mode.as_bytes(),
                     ms_text.as_bytes(),
                 ],
+                id,
+                "scheduled",
             )
             .await?;
         let created = replies::created(answer)?;
@@ -376,6 +455,8 @@ impl Client {
             }
             Err(e) => return Err(e),
         };
+        let shortfall = self.batch_shortfall(&keys.pending).await?;
+        let wanted = self.transport.options().wait_replicas;
         let mut out = Vec::with_capacity(ids.len());
         let mut events = self.events(&keys);
         for ((id, answer), payload) in ids.into_iter().zip(answers).zip(payloads) {
@@ -386,10 +467,15 @@ impl Client {
                     if let Some(events) = events.as_mut() {
                         events.add("added", id.as_str(), &[]);
                     }
-                    Ok(Enqueued {
-                        id,
-                        duplicate: false,
-                    })
+                    match shortfall {
+                        Some(acked) => {
+                            Err(Error::not_durable(id.as_str(), "enqueued", acked, wanted))
+                        }
+                        None => Ok(Enqueued {
+                            id,
+                            duplicate: false,
+                        }),
+                    }
                 }
                 Err(e) => Err(e),
             });
@@ -508,14 +594,29 @@ impl Client {
         let (k, a) = Self::complete_call(&keys, &id, token);
         let k: Vec<&str> = k.iter().map(String::as_str).collect();
         let a: Vec<&[u8]> = a.iter().map(Vec::as_slice).collect();
-        let answer = self.transport.script(&scripts::COMPLETE, &k, &a).await;
-        replies::completed(&id, answer)?;
+        let wanted = self.transport.options().wait_replicas;
+        let acked = if wanted == 0 {
+            let answer = self.transport.script(&scripts::COMPLETE, &k, &a).await;
+            replies::completed(&id, answer)?;
+            None
+        } else {
+            let (answer, acked) = self
+                .transport
+                .script_then_wait(&scripts::COMPLETE, &k, &a)
+                .await?;
+            replies::completed(&id, Ok(answer))?;
+            Some(acked)
+        };
+        // The completion ran on the master either way: its event goes out.
         self.publish(
             &keys,
             "completed",
             id.as_str(),
             &[("token", &token.to_string())],
         );
+        if let Some(acked) = acked.filter(|&acked| acked < u64::from(wanted)) {
+            return Err(Error::not_durable(id.as_str(), "completed", acked, wanted));
+        }
         Ok(())
     }
 
@@ -557,7 +658,16 @@ impl Client {
                     }
                 }
             }
-            out.extend(verdicts);
+            let shortfall = self.batch_shortfall(&keys.active).await?;
+            let wanted = self.transport.options().wait_replicas;
+            for (id, verdict) in chunk_ids.iter().zip(verdicts) {
+                out.push(match (verdict, shortfall) {
+                    (Ok(()), Some(acked)) => {
+                        Err(Error::not_durable(id.as_str(), "completed", acked, wanted))
+                    }
+                    (verdict, _) => verdict,
+                });
+            }
         }
         if let Some(events) = events {
             events.send();

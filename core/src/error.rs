@@ -47,6 +47,14 @@ pub enum ErrorKind {
     /// `EMQRATE`: the queue's global concurrency or rate limit refused the
     /// claim; carries how long to wait ([`Error::retry_after_ms`]).
     RateLimited = 18,
+    /// A transient server state (`LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`,
+    /// `MASTERDOWN`, `READONLY`, no reachable node) outlasted the retries
+    /// inside the response timeout. The request did not run; retrying is safe.
+    Unavailable = 20,
+    /// The write happened on the master but fewer replicas than
+    /// `wait_replicas` acknowledged it within `wait_timeout_ms`: it may be
+    /// lost if that master fails now. Carries the job id.
+    NotDurable = 21,
     /// A batch call lost its connection part way: the error carries, per
     /// item, whether it was written, not written, or is unknown
     /// ([`Error::batch`]), so a retry with the same ids is exact.
@@ -58,7 +66,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in code order (bindings use it to build their tables).
-    pub const ALL: [ErrorKind; 20] = [
+    pub const ALL: [ErrorKind; 22] = [
         ErrorKind::Kind,
         ErrorKind::Stale,
         ErrorKind::Gone,
@@ -77,6 +85,8 @@ impl ErrorKind {
         ErrorKind::Closed,
         ErrorKind::Unsupported,
         ErrorKind::RateLimited,
+        ErrorKind::Unavailable,
+        ErrorKind::NotDurable,
         ErrorKind::PartialBatch,
         ErrorKind::Internal,
     ];
@@ -102,6 +112,8 @@ impl ErrorKind {
             ErrorKind::Closed => "EMQ_CLOSED",
             ErrorKind::Unsupported => "EMQ_UNSUPPORTED",
             ErrorKind::RateLimited => "EMQRATE",
+            ErrorKind::Unavailable => "EMQ_UNAVAILABLE",
+            ErrorKind::NotDurable => "EMQ_NOT_DURABLE",
             ErrorKind::PartialBatch => "EMQ_PARTIAL_BATCH",
             ErrorKind::Internal => "EMQ_INTERNAL",
         }
@@ -124,8 +136,8 @@ impl fmt::Display for ErrorKind {
 pub struct Error {
     kind: ErrorKind,
     message: String,
-    /// The value found in `{emq}:version` (version fence), or the unknown
-    /// class word (protocol).
+    /// The value found in `{emq}:version` (version fence), the unknown class
+    /// word (protocol), or the job id (not durable).
     detail: Option<String>,
     /// For a partial batch: every item's id and whether it was written.
     items: Option<std::sync::Arc<Vec<BatchItem>>>,
@@ -238,8 +250,37 @@ impl Error {
         }
     }
 
+    /// For a durability shortfall: the id of the job that was written to the
+    /// master but not acknowledged by enough replicas.
+    pub fn job_id(&self) -> Option<&str> {
+        match self.kind {
+            ErrorKind::NotDurable => self.detail.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Is this error a transient state, so the same call may simply be sent
+    /// again? (Only [`ErrorKind::Unavailable`]: the request did not run.)
+    pub fn is_retryable(&self) -> bool {
+        matches!(self.kind, ErrorKind::Unavailable)
+    }
+
     pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument, message)
+    }
+
+    /// `what` happened to job `id` on the master, but only `acked` replicas
+    /// (of `wanted`) confirmed it within the `WAIT` timeout.
+    pub(crate) fn not_durable(id: &str, what: &str, acked: u64, wanted: u32) -> Self {
+        Error::new(
+            ErrorKind::NotDurable,
+            format!(
+                "job {id} was {what} on the master but only {acked} of {wanted} replicas \
+                 acknowledged it in time; a failover now may lose it (the {what} write \
+                 itself happened)"
+            ),
+        )
+        .with_detail(id)
     }
 
     pub(crate) fn version_fence(found: &str, speaks: crate::WireVersion) -> Self {
@@ -319,6 +360,12 @@ impl From<redis::RedisError> for Error {
         if err.is_timeout() {
             return Error::new(ErrorKind::Timeout, err.to_string());
         }
+        if let Some(code) = transient_code(&err) {
+            return Error::new(
+                ErrorKind::Unavailable,
+                format!("server answered {code}: {}", err.detail().unwrap_or("")),
+            );
+        }
         if err.is_io_error()
             || err.is_connection_dropped()
             || err.is_connection_refusal()
@@ -328,6 +375,32 @@ impl From<redis::RedisError> for Error {
         }
         Error::new(ErrorKind::Server, err.to_string())
     }
+}
+
+/// The server's own word when `err` is a reply that means "not now, the
+/// request did not run": worth retrying after a short pause.
+pub(crate) fn transient_code(err: &redis::RedisError) -> Option<&'static str> {
+    const TRANSIENT: [&str; 8] = [
+        "LOADING",
+        "BUSY",
+        "TRYAGAIN",
+        "CLUSTERDOWN",
+        "MASTERDOWN",
+        "READONLY",
+        "MOVED",
+        "ASK",
+    ];
+    let transient = |code: &str| TRANSIENT.iter().copied().find(|t| *t == code);
+    if let Some(code) = err.code() {
+        return transient(code);
+    }
+    // A pipeline's failure: transient when every refused command was.
+    let refused = err.clone().into_server_errors()?;
+    let mut found = None;
+    for (_, e) in refused.iter() {
+        found = Some(transient(e.code())?);
+    }
+    found
 }
 
 impl From<redis::ParsingError> for Error {

@@ -64,25 +64,60 @@ pub const CLOCK_SKEW_MS: i64 = 1_000;
 /// The checks that need only the probe: the server, the protocol fence, the
 /// script bundle, the eviction policy, persistence, cluster mode, latency
 /// and clock skew, in that order.
+/// A URL of the wrong kind (standalone at a cluster node, or cluster at a
+/// standalone server) answers only the server and the cluster check: the
+/// fence keys cannot be read through it.
 pub fn server_checks(p: &ServerProbe) -> Vec<Check> {
+    let server = Check::new("server", Status::Pass, server_label(p));
+    if url_mismatch(p) {
+        return vec![server, cluster(p)];
+    }
     vec![
-        Check::new("server", Status::Pass, server_label(p)),
+        server,
         fence(p),
         bundle(p),
         eviction(p),
         persistence(p),
-        Check::new(
-            "cluster",
-            Status::Pass,
-            if p.cluster_enabled {
-                "cluster mode enabled"
-            } else {
-                "standalone (cluster mode off)"
-            },
-        ),
+        cluster(p),
         latency(p),
         clock(p),
     ]
+}
+
+/// The URL's kind (standalone or cluster) is not the server's.
+pub fn url_mismatch(p: &ServerProbe) -> bool {
+    p.cluster_url != p.cluster_enabled
+}
+
+fn cluster(p: &ServerProbe) -> Check {
+    match (p.cluster_url, p.cluster_enabled) {
+        (false, false) => Check::new("cluster", Status::Pass, "standalone (cluster mode off)"),
+        (false, true) => Check::new(
+            "cluster",
+            Status::Fail,
+            "the server is a cluster node but the url is a standalone one: use \
+             redis+cluster://host:port[,host:port…]/ (rediss+cluster:// for TLS)",
+        ),
+        (true, false) => Check::new(
+            "cluster",
+            Status::Fail,
+            "the url asks for a cluster but the server runs standalone (cluster mode off): \
+             use redis://host:port/ (rediss:// for TLS)",
+        ),
+        (true, true) => {
+            let state = p.cluster_state.as_deref().unwrap_or("unknown");
+            let masters = p.cluster_masters.unwrap_or(0);
+            Check::new(
+                "cluster",
+                if state == "ok" {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                },
+                format!("cluster mode: {masters} master(s), cluster_state {state}"),
+            )
+        }
+    }
 }
 
 fn server_label(p: &ServerProbe) -> String {

@@ -21,6 +21,7 @@
 mod admin;
 mod browse_page;
 mod client;
+mod conn;
 pub mod defaults;
 mod error;
 mod fence;

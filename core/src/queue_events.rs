@@ -310,20 +310,31 @@ impl futures_util::Stream for Subscription {
 /// A queue's channel name and the queue, for telling messages apart.
 type Channel = (String, String);
 
+/// Subscribe on the first of `clients` that answers (a cluster's seeds: a
+/// dead master's seed is skipped, and the next one still hears every event).
 async fn open_pubsub(
-    client: &redis::Client,
+    clients: &[redis::Client],
     channels: &[Channel],
     timeout: Duration,
 ) -> Result<redis::aio::PubSub> {
     let names: Vec<&str> = channels.iter().map(|(c, _)| c.as_str()).collect();
     let connect = async {
-        let mut pubsub = client
-            .get_async_pubsub()
-            .await
-            .map_err(|e| Error::new(ErrorKind::Connection, format!("cannot subscribe: {e}")))?;
-        // One SUBSCRIBE for all of them: one round trip, one connection.
-        pubsub.subscribe(&names).await?;
-        Ok(pubsub)
+        let mut last = Error::new(ErrorKind::Connection, "cannot subscribe: no server address");
+        for client in clients {
+            let attempt = async {
+                let mut pubsub = client.get_async_pubsub().await.map_err(|e| {
+                    Error::new(ErrorKind::Connection, format!("cannot subscribe: {e}"))
+                })?;
+                // One SUBSCRIBE for all of them: one round trip, one connection.
+                pubsub.subscribe(&names).await?;
+                Ok::<_, Error>(pubsub)
+            };
+            match attempt.await {
+                Ok(pubsub) => return Ok(pubsub),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
     };
     tokio::time::timeout(timeout, connect).await.map_err(|_| {
         Error::new(
@@ -335,7 +346,7 @@ async fn open_pubsub(
 
 /// Forward messages until the subscriber is gone, re-subscribing after drops.
 async fn follow(
-    client: redis::Client,
+    transport: Arc<Transport>,
     channels: Vec<Channel>,
     first: redis::aio::PubSub,
     tx: mpsc::Sender<QueueEvent>,
@@ -378,7 +389,8 @@ async fn follow(
                 _ = tokio::time::sleep(pause) => {}
                 _ = tx.closed() => return,
             }
-            match open_pubsub(&client, &channels, timeout).await {
+            let clients = transport.pubsub_clients(&channels[0].0).await;
+            match open_pubsub(&clients, &channels, timeout).await {
                 Ok(pubsub) => {
                     log::info!("echomq: re-subscribed to {described}");
                     break pubsub;
@@ -425,11 +437,16 @@ impl Client {
             .map(|q| Ok((events_channel(q.as_ref())?, q.as_ref().to_string())))
             .collect::<Result<Vec<Channel>>>()?;
         let timeout = self.options().connect_timeout;
-        let client = self.transport().redis_client();
-        let first = open_pubsub(&client, &channels, timeout).await?;
+        // On a cluster the connection goes to the master owning the first
+        // queue's slot (the publish script counts that node's subscribers);
+        // queues on other masters are still heard through the cluster bus
+        // whenever a subscriber there makes their publisher send.
+        let transport = self.transport_arc();
+        let clients = transport.pubsub_clients(&channels[0].0).await;
+        let first = open_pubsub(&clients, &channels, timeout).await?;
         let (tx, rx) = mpsc::channel(SUBSCRIBER_BUFFER);
         let queues = channels.iter().map(|(_, q)| q.clone()).collect();
-        let task = tokio::spawn(follow(client, channels, first, tx, timeout));
+        let task = tokio::spawn(follow(transport, channels, first, tx, timeout));
         Ok(Subscription { queues, rx, task })
     }
 

@@ -309,7 +309,13 @@ async fn worker_events_for_complete_retry_dead_and_lease_lost() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_reap_pump_reports_stalled_jobs_and_claim_failures_are_error_events() {
     let mut server = Server::start();
-    let client = connect(&server).await;
+    // A server that is gone is retried within the response timeout (issue
+    // #15) before a claim fails: keep it short so the error event comes soon.
+    let options = ConnectOptions {
+        response_timeout: Some(Duration::from_millis(500)),
+        ..ConnectOptions::default()
+    };
+    let client = Client::connect(&server.url(), options).await.unwrap();
     let abandoned = client
         .enqueue(Q, b"abandoned")
         .await

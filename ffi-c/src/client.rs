@@ -49,6 +49,11 @@ pub struct emq_connect_options {
     /// `"echomq:2.0.0"` (2.1.0 verbs then fail `EMQ_ERR_UNSUPPORTED`).
     /// NULL (default) = the newest.
     pub wire_version: *const c_char,
+    /// Durable writes: `WAIT` for this many replicas after every enqueue verb
+    /// and complete; fewer answers `EMQ_ERR_NOT_DURABLE`. Default 0 (no WAIT).
+    pub wait_replicas: u32,
+    /// How long one `WAIT` may block, ms. Default 1000.
+    pub wait_timeout_ms: u64,
 }
 
 /// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not
@@ -67,6 +72,8 @@ pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
         max_payload: d.max_payload as u64,
         publish_events: d.publish_events,
         wire_version: std::ptr::null(),
+        wait_replicas: d.wait_replicas,
+        wait_timeout_ms: d.wait_timeout_ms,
     }
 }
 
@@ -119,6 +126,8 @@ impl emq_connect_options {
                 Some(v) => emq_core::WireVersion::parse(v)?,
                 None => emq_core::WireVersion::NEWEST,
             },
+            wait_replicas: self.wait_replicas,
+            wait_timeout_ms: self.wait_timeout_ms,
         })
     }
 }

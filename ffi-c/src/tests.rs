@@ -118,9 +118,9 @@ fn struct_layouts_lp64() {
     layout!(emq_id_parts, 24, 8, ns => 0, node_id => 4, snowflake => 8, minted_at_ms => 16);
     layout!(emq_key_info, 40, 8, key_class => 0, queue => 8, key_type => 16, id => 24,
         member => 32);
-    layout!(emq_connect_options, 64, 8, size => 0, node_id => 8, strict_bundle => 12,
+    layout!(emq_connect_options, 80, 8, size => 0, node_id => 8, strict_bundle => 12,
         client_name => 16, connect_timeout_ms => 24, response_timeout_ms => 32, max_payload => 40,
-        publish_events => 48, wire_version => 56);
+        publish_events => 48, wire_version => 56, wait_replicas => 64, wait_timeout_ms => 72);
     layout!(emq_worker_event, 64, 8, kind => 0, error_status => 4, name => 8, id => 16,
         token => 24, error => 32, retry_in_ms => 40, duration_ms => 48, count => 56);
     layout!(emq_queue_event, 56, 8, queue => 0, event => 8, job => 16, field_names => 24,

@@ -246,6 +246,8 @@ async def connect_async(
     strict_bundle: bool = False,
     publish_events: bool = True,
     wire_version: Optional[str] = None,
+    wait_replicas: int = 0,
+    wait_timeout_ms: int = 1000,
 ) -> AsyncClient:
     """Connect (and fence) without blocking the running loop. With no
     ``url``: ``EMQ_URL`` when set, else ``redis://127.0.0.1:6379/``. Omitted
@@ -260,6 +262,8 @@ async def connect_async(
         strict_bundle=strict_bundle,
         publish_events=publish_events,
         wire_version=wire_version,
+        wait_replicas=wait_replicas,
+        wait_timeout_ms=wait_timeout_ms,
     )
     return AsyncClient(native)
 

@@ -34,6 +34,8 @@ __all__ = [
     "ClosedError",
     "UnsupportedError",
     "RateLimitedError",
+    "UnavailableError",
+    "NotDurableError",
     "PartialBatchError",
     "InternalError",
     "UnrecoverableError",
@@ -181,6 +183,28 @@ class RateLimitedError(EchoMQError):
     ) -> None:
         super().__init__(message, code)
         self.retry_after_ms = retry_after_ms
+
+
+class UnavailableError(EchoMQError):
+    """A transient server state (loading, busy, failover, slot migration)
+    outlasted the retries inside the response timeout. The request did not
+    run; sending it again is safe."""
+
+    code = "EMQ_UNAVAILABLE"
+
+
+class NotDurableError(EchoMQError):
+    """The write happened on the master but fewer than ``wait_replicas``
+    replicas acknowledged it in time; a failover now may lose it. ``.id`` is
+    the job's id (re-enqueue with that id to be sure: it is idempotent)."""
+
+    code = "EMQ_NOT_DURABLE"
+
+    def __init__(self, message: str = "", code: Optional[str] = None, id: str = "") -> None:  # noqa: A002
+        super().__init__(message, code)
+        self.id = id
+
+
 class PartialBatchError(EchoMQError):
     """A batch (``enqueue_many``) lost its connection part way. ``.items`` is
     one ``(id, state)`` per payload, in order, with state ``"written"``,
@@ -237,6 +261,8 @@ _BY_CODE: Dict[str, Type[EchoMQError]] = {
         ClosedError,
         UnsupportedError,
         RateLimitedError,
+        UnavailableError,
+        NotDurableError,
         PartialBatchError,
         InternalError,
     )
@@ -259,6 +285,8 @@ def _from_native(
         return ProtocolError(message, word=detail or "")
     if cls is RateLimitedError:
         return RateLimitedError(message, retry_after_ms=int(detail or 0))
+    if cls is NotDurableError:
+        return NotDurableError(message, id=detail or "")
     if cls is EchoMQError:
         return EchoMQError(message, code)
     return cls(message)

@@ -246,6 +246,8 @@ def connect(
     strict_bundle: bool = False,
     publish_events: bool = True,
     wire_version: Optional[str] = None,
+    wait_replicas: int = 0,
+    wait_timeout_ms: int = 1000,
 ) -> Client:
     """Connect (and fence) a blocking client. No ``url``: ``EMQ_URL`` when
     set, else ``redis://127.0.0.1:6379/``."""
@@ -261,6 +263,8 @@ def connect_async(
     strict_bundle: bool = False,
     publish_events: bool = True,
     wire_version: Optional[str] = None,
+    wait_replicas: int = 0,
+    wait_timeout_ms: int = 1000,
 ) -> asyncio.Future[NativeAsyncClient]: ...
 
 @final

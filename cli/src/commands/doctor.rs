@@ -28,6 +28,7 @@ pub struct DoctorArgs {
 /// says no one reaps it (a worker's pump runs every second by default).
 const REAP_GRACE_MS: u64 = 10_000;
 
+
 async fn queue_checks(ctx: &Ctx, sample: Duration) -> Result<Vec<Check>, Fail> {
     let client = ctx.connect().await?;
     let queues = client.queues().await?;
@@ -100,9 +101,10 @@ pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> Result<i32, Fail> {
     let options = ConnectOptions::default();
     let facts = probe(&ctx.url, &options).await?;
     let mut checks = server_checks(&facts);
-    let fenced_off = checks
-        .iter()
-        .any(|c| c.name == "fence" && c.status == Status::Fail);
+    let fenced_off = health::url_mismatch(&facts)
+        || checks
+            .iter()
+            .any(|c| c.name == "fence" && c.status == Status::Fail);
     if !fenced_off {
         checks.extend(queue_checks(ctx, a.sample).await?);
     }
@@ -114,6 +116,7 @@ pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> Result<i32, Fail> {
             .collect();
         out::json(&json!({
             "server": facts.server, "server_version": facts.server_version,
+            "cluster": facts.cluster_enabled,
             "status": worst.word(), "checks": list,
         }));
     } else {

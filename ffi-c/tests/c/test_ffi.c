@@ -50,13 +50,15 @@ _Static_assert(sizeof(emq_id_parts) == 24 && offsetof(emq_id_parts, node_id) == 
                    offsetof(emq_id_parts, snowflake) == 8,
                "emq_id_parts");
 _Static_assert(sizeof(emq_key_info) == 40 && offsetof(emq_key_info, member) == 32, "emq_key_info");
-_Static_assert(sizeof(emq_connect_options) == 64 && offsetof(emq_connect_options, size) == 0 &&
+_Static_assert(sizeof(emq_connect_options) == 80 && offsetof(emq_connect_options, size) == 0 &&
                    offsetof(emq_connect_options, node_id) == 8 &&
                    offsetof(emq_connect_options, strict_bundle) == 12 &&
                    offsetof(emq_connect_options, client_name) == 16 &&
                    offsetof(emq_connect_options, max_payload) == 40 &&
                    offsetof(emq_connect_options, publish_events) == 48 &&
-                   offsetof(emq_connect_options, wire_version) == 56,
+                   offsetof(emq_connect_options, wire_version) == 56 &&
+                   offsetof(emq_connect_options, wait_replicas) == 64 &&
+                   offsetof(emq_connect_options, wait_timeout_ms) == 72,
                "emq_connect_options");
 _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, token) == 24 &&
                    offsetof(emq_worker_event, duration_ms) == 48 && offsetof(emq_worker_event, count) == 56,
