@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyTypeError;
 
-use crate::defaults::{count_or, ms_or};
+use crate::defaults::{count_or, ms_or, uint_or};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
@@ -141,7 +141,7 @@ pub fn connect_options(
         // Beyond u32 no cluster has that many replicas: it can only answer NotDurable.
         wait_replicas: u32::try_from(uint_or("wait_replicas", wait_replicas, 0)?)
             .unwrap_or(u32::MAX),
-        wait_timeout_ms: uint_or("wait_timeout_ms", wait_timeout_ms, 1000)?,
+        wait_timeout_ms: ms_or("wait_timeout_ms", wait_timeout_ms, 1000)?,
     })
 }
 

@@ -94,7 +94,6 @@ pub async fn probe(url: &str, options: &ConnectOptions) -> Result<ServerProbe> {
         return Err(last);
     };
 
-
     let started = Instant::now();
     let _: String = redis::cmd("PING").query_async(&mut conn).await?;
     let round_trip = started.elapsed();

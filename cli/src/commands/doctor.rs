@@ -28,7 +28,6 @@ pub struct DoctorArgs {
 /// says no one reaps it (a worker's pump runs every second by default).
 const REAP_GRACE_MS: u64 = 10_000;
 
-
 async fn queue_checks(ctx: &Ctx, sample: Duration) -> Result<Vec<Check>, Fail> {
     let client = ctx.connect().await?;
     let queues = client.queues().await?;
