@@ -23,6 +23,7 @@ mod wire;
 
 mod dedup;
 mod limits;
+pub mod repeat;
 mod stall;
 mod upgrade;
 
@@ -44,6 +45,7 @@ pub use error::{panicked, BatchItem, Error, ErrorKind, Result, WriteState};
 pub use fence::BundleMismatch;
 pub use id::BrandedId;
 pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};
+pub use repeat::{repeat_job_id, Repeat, RepeatOptions};
 pub use stall::Reaped;
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
 pub use upgrade::UpgradeReport;
