@@ -563,7 +563,10 @@ mod tests {
             }
         );
         for key in ["emq:{orders}:repeat", record.as_str()] {
-            assert_eq!(classify_as(key, WireVersion::V2_0_0), KeyClass::Unclassified);
+            assert_eq!(
+                classify_as(key, WireVersion::V2_0_0),
+                KeyClass::Unclassified
+            );
         }
         assert_eq!(classify("emq:{orders}:repeat:"), KeyClass::Unclassified);
         assert_eq!(classify("emq:{orders}:repeat:a:b"), KeyClass::Unclassified);

@@ -159,9 +159,7 @@ fn utc(ms: u64) -> DateTime<Utc> {
 impl Schedule {
     fn from_fields(every_ms: Option<u64>, cron: Option<&str>, tz: Option<&str>) -> Result<Self> {
         match (every_ms, cron) {
-            (Some(_), Some(_)) => Err(Error::invalid_argument(
-                "give every_ms or cron, not both",
-            )),
+            (Some(_), Some(_)) => Err(Error::invalid_argument("give every_ms or cron, not both")),
             (None, None) => Err(Error::invalid_argument("give every_ms or cron")),
             (Some(every), None) => {
                 if tz.is_some() {
@@ -198,9 +196,7 @@ impl Schedule {
             (Schedule::Every(every), None) => now.checked_add(*every)?,
             (Schedule::Every(_), Some(start)) if start >= now => start,
             // On the start's grid: the first start + k * every at or after now.
-            (Schedule::Every(every), Some(start)) => {
-                start + (now - start).div_ceil(*every) * every
-            }
+            (Schedule::Every(every), Some(start)) => start + (now - start).div_ceil(*every) * every,
             (Schedule::Cron { cron, tz }, Some(start)) if start > now => {
                 Schedule::cron_slot(cron, *tz, start, true)?
             }
@@ -230,7 +226,8 @@ struct Plan {
 
 impl RepeatOptions {
     fn plan(&self) -> Result<Plan> {
-        let schedule = Schedule::from_fields(self.every_ms, self.cron.as_deref(), self.tz.as_deref())?;
+        let schedule =
+            Schedule::from_fields(self.every_ms, self.cron.as_deref(), self.tz.as_deref())?;
         if self.limit == Some(0) {
             return Err(Error::invalid_argument(
                 "limit must be greater than zero (omit it for no limit)",
@@ -260,7 +257,9 @@ impl RepeatOptions {
 /// and the name, with bit 11 (the top bit of the snowflake's sequence) set,
 /// which minted ids reach only in a burst of 2048 ids in one millisecond.
 fn tag(queue: &str, name: &str) -> u64 {
-    let digest = sha1_smol::Sha1::from(format!("{queue}\n{name}")).digest().bytes();
+    let digest = sha1_smol::Sha1::from(format!("{queue}\n{name}"))
+        .digest()
+        .bytes();
     let h = u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]) as u64;
     (h & 0x3F_FFFF) | 0x800
 }
@@ -321,7 +320,11 @@ impl Client {
             })?;
         let tag = tag(queue, name).to_string();
         let (first, limit) = (first.to_string(), opt(options.limit));
-        let (every, start, end) = (opt(options.every_ms), opt(options.start_at), opt(options.end_at));
+        let (every, start, end) = (
+            opt(options.every_ms),
+            opt(options.start_at),
+            opt(options.end_at),
+        );
         let args: [&[u8]; 11] = [
             keys.base.as_bytes(),
             name.as_bytes(),
@@ -358,7 +361,11 @@ impl Client {
         let record = keys::repeat_record_key(queue, name)?;
         let answer = self
             .transport
-            .script(&scripts::REPEAT_REMOVE, &[&keys.repeat, &record], &[name.as_bytes()])
+            .script(
+                &scripts::REPEAT_REMOVE,
+                &[&keys.repeat, &record],
+                &[name.as_bytes()],
+            )
             .await?;
         replies::repeat_removed(answer)
     }
@@ -371,14 +378,23 @@ impl Client {
         Ok(repeats.into_iter().filter(is_record).collect())
     }
 
-    async fn read_repeats(&self, queue: &str, mode: &str, limit: u64) -> Result<(u64, Vec<Repeat>)> {
+    async fn read_repeats(
+        &self,
+        queue: &str,
+        mode: &str,
+        limit: u64,
+    ) -> Result<(u64, Vec<Repeat>)> {
         let keys = QueueKeys::new(queue)?;
         let answer = self
             .transport
             .script(
                 &scripts::REPEAT_READ,
                 &[&keys.repeat],
-                &[keys.base.as_bytes(), mode.as_bytes(), limit.to_string().as_bytes()],
+                &[
+                    keys.base.as_bytes(),
+                    mode.as_bytes(),
+                    limit.to_string().as_bytes(),
+                ],
             )
             .await?;
         replies::repeats(answer)
@@ -396,11 +412,18 @@ impl Client {
         let mut args: Vec<Vec<u8>> = vec![keys.base.clone().into_bytes()];
         for repeat in &due {
             let next = if is_record(repeat) {
-                match Schedule::from_fields(repeat.every_ms, repeat.cron.as_deref(), repeat.tz.as_deref()) {
+                match Schedule::from_fields(
+                    repeat.every_ms,
+                    repeat.cron.as_deref(),
+                    repeat.tz.as_deref(),
+                ) {
                     Ok(schedule) => schedule.next_slot(repeat.next_run_ms, now),
                     Err(e) => {
                         // Not ours to end: another runtime's record, or one edited by hand.
-                        log::warn!("echomq: repeat {} of {queue} is not firable: {e}", repeat.name);
+                        log::warn!(
+                            "echomq: repeat {} of {queue} is not firable: {e}",
+                            repeat.name
+                        );
                         continue;
                     }
                 }
@@ -410,7 +433,10 @@ impl Client {
             let id = match repeat_job_id(queue, &repeat.name, repeat.next_run_ms) {
                 Ok(id) => id,
                 Err(e) => {
-                    log::warn!("echomq: repeat {} of {queue} is not firable: {e}", repeat.name);
+                    log::warn!(
+                        "echomq: repeat {} of {queue} is not firable: {e}",
+                        repeat.name
+                    );
                     continue;
                 }
             };
@@ -458,7 +484,8 @@ impl crate::blocking::Client {
         payload: impl AsRef<[u8]>,
         options: &RepeatOptions,
     ) -> Result<Repeat> {
-        crate::runtime::runtime().block_on(self.as_async().upsert_repeat(queue, name, payload, options))
+        crate::runtime::runtime()
+            .block_on(self.as_async().upsert_repeat(queue, name, payload, options))
     }
 
     /// See [`Client::remove_repeat`].
@@ -487,7 +514,9 @@ mod tests {
     const BERLIN_DST_NIGHT: u64 = 1_774_744_200_000;
 
     fn ms(text: &str) -> u64 {
-        DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis() as u64
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .timestamp_millis() as u64
     }
 
     fn cron(pattern: &str, tz: &str) -> Schedule {
@@ -524,7 +553,10 @@ mod tests {
         // 09:00 on weekdays in New York (EDT, UTC-4 in June): 13:00 UTC.
         let nine = cron("0 9 * * 1-5", "America/New_York");
         let friday = ms("2026-06-05T14:00:00Z");
-        assert_eq!(nine.first_slot(friday, None), Some(ms("2026-06-08T13:00:00Z")));
+        assert_eq!(
+            nine.first_slot(friday, None),
+            Some(ms("2026-06-08T13:00:00Z"))
+        );
         // ... and UTC-5 in January.
         let jan = ms("2026-01-05T15:00:00Z");
         assert_eq!(nine.first_slot(jan, None), Some(ms("2026-01-06T14:00:00Z")));
@@ -544,7 +576,11 @@ mod tests {
         let slot = half_past_two.first_slot(BERLIN_DST_NIGHT, None).unwrap();
         let local = utc(slot).with_timezone(&chrono_tz::Europe::Berlin);
         assert_eq!(local.date_naive().to_string(), "2026-03-29");
-        assert_eq!(slot, ms("2026-03-29T01:00:00Z"), "03:00 CEST, right after the gap: {local}");
+        assert_eq!(
+            slot,
+            ms("2026-03-29T01:00:00Z"),
+            "03:00 CEST, right after the gap: {local}"
+        );
         // The next day it is 02:30 CEST again (00:30 UTC).
         let next = half_past_two.next_slot(slot, slot).unwrap();
         assert_eq!(next, ms("2026-03-30T00:30:00Z"));

@@ -369,7 +369,10 @@ fn repeat_entry(what: &str, reply: Value) -> Result<Repeat> {
 /// A decimal field value read as the integer it spells.
 fn int_text(v: Value) -> Value {
     match v {
-        Value::BulkString(b) => match std::str::from_utf8(&b).ok().and_then(|t| t.parse::<i64>().ok()) {
+        Value::BulkString(b) => match std::str::from_utf8(&b)
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+        {
             Some(n) => Value::Int(n),
             None => Value::BulkString(b),
         },
@@ -443,7 +446,10 @@ pub fn repeats_fired(reply: Value, sent: usize) -> Result<Vec<Fire>> {
                 raw => Some(server_id("repeat_fire", Value::BulkString(raw))?),
             };
             if matches!(outcome, FireOutcome::Fired | FireOutcome::Duplicate) != id.is_some() {
-                return Err(unexpected_word("repeat_fire", "an id that does not fit the outcome"));
+                return Err(unexpected_word(
+                    "repeat_fire",
+                    "an id that does not fit the outcome",
+                ));
             }
             let next = match bytes("repeat_fire", next)? {
                 raw if raw.is_empty() => None,
@@ -630,23 +636,41 @@ mod tests {
         let (now, all) = repeats(wire(&format!("*2\r\n:1780512970200\r\n{entry}"))).unwrap();
         assert_eq!(now, 1_780_512_970_200);
         let r = &all[0];
-        assert_eq!((r.name.as_str(), r.next_run_ms, r.every_ms), ("nightly", 1_780_512_970_164, Some(1000)));
-        assert_eq!((r.payload.as_slice(), r.count, r.last_id), (&b"hi"[..], 3, Some(id())));
+        assert_eq!(
+            (r.name.as_str(), r.next_run_ms, r.every_ms),
+            ("nightly", 1_780_512_970_164, Some(1000))
+        );
+        assert_eq!(
+            (r.payload.as_slice(), r.count, r.last_id),
+            (&b"hi"[..], 3, Some(id()))
+        );
         let bad_slot = "*2\r\n:1\r\n*3\r\n$1\r\nn\r\n$3\r\n1.5\r\n*0\r\n";
         assert_eq!(kind(repeats(wire(bad_slot))), ErrorKind::Protocol);
         let odd_record = "*2\r\n:1\r\n*3\r\n$1\r\nn\r\n$1\r\n5\r\n*1\r\n$1\r\nx\r\n";
         assert_eq!(kind(repeats(wire(odd_record))), ErrorKind::Protocol);
         let collides = "*2\r\n$8\r\ncollides\r\n$5\r\nother\r\n";
-        assert_eq!(repeat_upserted(wire(collides)).unwrap(), Upserted::Collides("other".into()));
-        assert_eq!(kind(repeat_upserted(wire("*2\r\n$2\r\nno\r\n$1\r\nx\r\n"))), ErrorKind::Protocol);
+        assert_eq!(
+            repeat_upserted(wire(collides)).unwrap(),
+            Upserted::Collides("other".into())
+        );
+        assert_eq!(
+            kind(repeat_upserted(wire("*2\r\n$2\r\nno\r\n$1\r\nx\r\n"))),
+            ErrorKind::Protocol
+        );
         let fired = format!("*1\r\n*3\r\n$5\r\nfired\r\n$14\r\n{ID}\r\n$13\r\n1780512971164\r\n");
         let f = repeats_fired(wire(&fired), 1).unwrap();
-        assert_eq!((f[0].outcome, f[0].id, f[0].next), (FireOutcome::Fired, Some(id()), Some(1_780_512_971_164)));
+        assert_eq!(
+            (f[0].outcome, f[0].id, f[0].next),
+            (FireOutcome::Fired, Some(id()), Some(1_780_512_971_164))
+        );
         assert_eq!(kind(repeats_fired(wire(&fired), 2)), ErrorKind::Protocol);
         let no_id = "*1\r\n*3\r\n$5\r\nfired\r\n$0\r\n\r\n$0\r\n\r\n";
         assert_eq!(kind(repeats_fired(wire(no_id), 1)), ErrorKind::Protocol);
         let moved = "*1\r\n*3\r\n$5\r\nmoved\r\n$0\r\n\r\n$0\r\n\r\n";
-        assert_eq!(repeats_fired(wire(moved), 1).unwrap()[0].outcome, FireOutcome::Moved);
+        assert_eq!(
+            repeats_fired(wire(moved), 1).unwrap()[0].outcome,
+            FireOutcome::Moved
+        );
         assert!(repeat_removed(wire(":1\r\n")).unwrap());
         assert_eq!(kind(repeat_removed(wire(":2\r\n"))), ErrorKind::Protocol);
     }
