@@ -17,6 +17,7 @@ mod defaults;
 mod error;
 mod features;
 mod helpers;
+mod repeat;
 mod worker;
 
 pub use client::*;

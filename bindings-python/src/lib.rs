@@ -11,6 +11,7 @@ mod errors;
 mod helpers;
 mod interp;
 mod limits;
+mod repeat;
 mod stall;
 mod types;
 mod worker;
@@ -29,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::ParsedId>()?;
     m.add_class::<types::KeyClass>()?;
     m.add_class::<stall::Reaped>()?;
+    m.add_class::<repeat::Repeat>()?;
     m.add_function(wrap_pyfunction!(client::connect, m)?)?;
     m.add_function(wrap_pyfunction!(aio::connect_async, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::mint_job_id, m)?)?;
