@@ -106,9 +106,11 @@ impl NativeClient {
     #[napi]
     pub fn list_repeats<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
         let c = self.inner.clone();
-        promise(env, async move { c.list_repeats(&queue).await }, |_, all| {
-            Ok(all.into_iter().map(RepeatJs::from).collect::<Vec<_>>())
-        })
+        promise(
+            env,
+            async move { c.list_repeats(&queue).await },
+            |_, all| Ok(all.into_iter().map(RepeatJs::from).collect::<Vec<_>>()),
+        )
     }
 
     #[napi]

@@ -148,8 +148,13 @@ pub unsafe extern "C" fn emq_remove_repeat(
 ) -> emq_status {
     guard(err, || {
         // SAFETY: the client handle is NULL or live; strings are NUL-terminated (`# Safety`).
-        let (client, queue, name) =
-            unsafe { (client_arg(client)?, str_arg(queue, "queue")?, str_arg(name, "name")?) };
+        let (client, queue, name) = unsafe {
+            (
+                client_arg(client)?,
+                str_arg(queue, "queue")?,
+                str_arg(name, "name")?,
+            )
+        };
         let answer = client.remove_repeat(queue, name)?;
         if !removed.is_null() {
             // SAFETY: a non-NULL `removed` is valid for writes (`# Safety`).
