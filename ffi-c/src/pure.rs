@@ -20,6 +20,8 @@ pub const EMQ_KEY_DEAD: emq_key_type = 3;
 pub const EMQ_KEY_META: emq_key_type = 4;
 /// `emq:{q}:limiter` (wire 2.1.0): the rate limit's window counter.
 pub const EMQ_KEY_LIMITER: emq_key_type = 5;
+/// `emq:{q}:repeat` (wire 2.1.0): the repeatable jobs' schedule.
+pub const EMQ_KEY_REPEAT: emq_key_type = 6;
 
 /// What a key is, by parse (`EMQ_CLASS_*`).
 pub type emq_key_class = i32;
@@ -35,6 +37,8 @@ pub const EMQ_CLASS_RESERVE: emq_key_class = 3;
 pub const EMQ_CLASS_UNCLASSIFIED: emq_key_class = 4;
 /// `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
 pub const EMQ_CLASS_DEDUP: emq_key_class = 5;
+/// `emq:{q}:repeat:<name>` (wire 2.1.0; `key_type` `"repeat"`, `member` the name)
+pub const EMQ_CLASS_REPEAT: emq_key_class = 6;
 
 /// The parts of a branded id, from `emq_parse_id`.
 #[repr(C)]
@@ -75,6 +79,7 @@ fn parse_key_type(t: emq_key_type) -> FfiResult<KeyType> {
         EMQ_KEY_DEAD => KeyType::Dead,
         EMQ_KEY_META => KeyType::Meta,
         EMQ_KEY_LIMITER => KeyType::Limiter,
+        EMQ_KEY_REPEAT => KeyType::Repeat,
         other => {
             return Err(Fail::invalid_argument(format!(
                 "unknown key type {other}: expected one of EMQ_KEY_*"
@@ -338,6 +343,7 @@ pub unsafe extern "C" fn emq_classify(
             KeyClass::Job { .. } => EMQ_CLASS_JOB,
             KeyClass::Metric { .. } => EMQ_CLASS_METRIC,
             KeyClass::Dedup { .. } => EMQ_CLASS_DEDUP,
+            KeyClass::RepeatRecord { .. } => EMQ_CLASS_REPEAT,
             KeyClass::Reserve(_) => EMQ_CLASS_RESERVE,
             KeyClass::Unclassified => EMQ_CLASS_UNCLASSIFIED,
         };
