@@ -454,11 +454,24 @@ impl Client {
             .script(&scripts::REPEAT_FIRE, &[&keys.repeat, &keys.pending], &refs)
             .await?;
         let fires = replies::repeats_fired(answer, (refs.len() - 1) / 4)?;
-        let fired = fires
-            .iter()
-            .filter(|f| f.outcome == FireOutcome::Fired)
-            .count();
-        Ok(fired as u64)
+        // The names sent, in order: each verdict answers one of them.
+        let names = args[1..]
+            .chunks(4)
+            .map(|group| String::from_utf8_lossy(&group[0]));
+        let mut events = self.events(&keys);
+        let mut fired = 0;
+        for (fire, name) in fires.iter().zip(names) {
+            if let (FireOutcome::Fired, Some(id)) = (fire.outcome, fire.id) {
+                fired += 1;
+                if let Some(batch) = events.as_mut() {
+                    batch.add("added", id.as_str(), &[("repeat", &name)]);
+                }
+            }
+        }
+        if let Some(batch) = events {
+            batch.send();
+        }
+        Ok(fired)
     }
 }
 

@@ -182,9 +182,20 @@ async fn a_due_slot_fires_one_job_under_its_derived_id_and_the_schedule_advances
     // Not due yet by the server clock.
     assert_eq!(client.fire_repeats(Q, 100).await.unwrap(), 0);
     tokio::time::sleep(Duration::from_millis(40)).await;
+    let mut events = client.subscribe(Q).await.unwrap();
     assert_eq!(client.fire_repeats(Q, 100).await.unwrap(), 1);
 
     let id = repeat_job_id(Q, "due", now).unwrap();
+    // The fire is published as an 'added' event naming its repeat.
+    let added = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (added.event.as_str(), added.job.as_str()),
+        ("added", id.as_str())
+    );
+    assert_eq!(added.field("repeat"), Some("due"));
     assert_eq!(id.minted_at_ms(), now);
     assert_eq!(pending(&mut raw), vec![id.to_string()]);
     let row: HashMap<String, String> = raw.hgetall(format!("emq:{{{Q}}}:job:{id}")).unwrap();
