@@ -154,6 +154,46 @@ export interface EnqueueOptions {
   dedupTtlMs?: number
 }
 
+/**
+ * `upsertRepeat` options (wire 2.1.0): exactly one of `everyMs` and `cron`.
+ * Times are unix ms.
+ */
+export interface RepeatOptions {
+  /** Fire every this many ms (1 ms ..= 366 days), on the grid of the first slot. */
+  everyMs?: number
+  /** A cron pattern: 5 fields, or 6 with seconds first (e.g. `0 9 * * 1-5`). */
+  cron?: string
+  /** The IANA zone the cron pattern is read in (default `'UTC'`); cron only. */
+  tz?: string
+  /** The payload every fired job carries (default empty). */
+  payload?: Payload
+  /** No slot before this time. */
+  startAt?: number
+  /** No slot after this time; the repeat ends after its last. */
+  endAt?: number
+  /** Fire at most this many jobs; the repeat ends after the last. */
+  limit?: number
+}
+
+/** A repeatable job as stored (unset fields are `null`). */
+export interface Repeat {
+  name: string
+  everyMs: number | null
+  cron: string | null
+  tz: string | null
+  payload: Buffer
+  /** The slot it waits for: unix ms, server clock. */
+  nextRunMs: number
+  startAt: number | null
+  endAt: number | null
+  limit: number | null
+  /** Jobs fired since the spec last changed. */
+  count: number
+  /** The last fire's slot and its job's id. */
+  lastRunMs: number | null
+  lastId: string | null
+}
+
 /** What one stall-capped reap did. */
 export interface Reaped {
   /** Ids returned to pending. */
@@ -293,6 +333,18 @@ export declare class Client implements AsyncDisposable {
   reap(queue: string, limit?: number): Promise<number>
   /** Lapsed leases: back to pending, or dead (`stalled`) at `maxStalls` stalls. */
   reapStalled(queue: string, limit: number, maxStalls: number): Promise<Reaped>
+  /**
+   * Create or update the repeatable job `name` (wire 2.1.0). The same spec again
+   * keeps its slot and count and replaces the payload; bad input rejects with
+   * `EMQ_INVALID_ARGUMENT` and writes nothing.
+   */
+  upsertRepeat(queue: string, name: string, options: RepeatOptions): Promise<Repeat>
+  /** Take a repeat off the schedule and delete it; `false` when there was none. */
+  removeRepeat(queue: string, name: string): Promise<boolean>
+  /** Every repeat of the queue, soonest slot first. */
+  listRepeats(queue: string): Promise<Repeat[]>
+  /** The repeat pump: fire due repeats (one job per slot); how many jobs. `limit` default 1000. */
+  fireRepeats(queue: string, limit?: number): Promise<number>
   /** At most `n` jobs active across every worker (0 removes the ceiling). */
   setConcurrency(queue: string, n: number): Promise<void>
   /** At most `max` claims per `perMs` window (0 removes the limit). */

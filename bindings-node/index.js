@@ -150,6 +150,13 @@ const settled = (verdicts) =>
       : { status: 'fulfilled', value: v === null ? undefined : v }
   )
 
+// A repeat's unset fields read as null, like a job's lastError.
+const REPEAT_OPTIONAL = ['everyMs', 'cron', 'tz', 'startAt', 'endAt', 'limit', 'lastRunMs', 'lastId']
+const normalizeRepeat = (repeat) => {
+  for (const field of REPEAT_OPTIONAL) if (repeat[field] === undefined) repeat[field] = null
+  return repeat
+}
+
 const normalizeJob = (job) => {
   if (job && job.lastError === undefined) job.lastError = null
   return job
@@ -228,6 +235,19 @@ class Client {
   }
   reapStalled(queue, limit, maxStalls) {
     return call(() => this[NATIVE].reapStalled(queue, limit, maxStalls))
+  }
+  upsertRepeat(queue, name, options = {}) {
+    const { payload = '', ...schedule } = options || {}
+    return call(() => this[NATIVE].upsertRepeat(queue, name, payload, schedule)).then(normalizeRepeat)
+  }
+  removeRepeat(queue, name) {
+    return call(() => this[NATIVE].removeRepeat(queue, name))
+  }
+  listRepeats(queue) {
+    return call(() => this[NATIVE].listRepeats(queue)).then((all) => all.map(normalizeRepeat))
+  }
+  fireRepeats(queue, limit) {
+    return call(() => this[NATIVE].fireRepeats(queue, limit))
   }
   setConcurrency(queue, n) {
     return call(() => this[NATIVE].setConcurrency(queue, n))

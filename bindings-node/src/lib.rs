@@ -19,6 +19,7 @@ mod error;
 mod features;
 mod helpers;
 mod observe;
+mod repeat;
 mod worker;
 
 pub use admin::*;

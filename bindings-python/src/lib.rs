@@ -15,6 +15,7 @@ mod interp;
 mod limits;
 mod observe;
 mod queue;
+mod repeat;
 mod stall;
 mod types;
 mod worker;
@@ -38,6 +39,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<observe::Subscription>()?;
     m.add_class::<stall::Reaped>()?;
     observe::install_logging(m.py())?;
+    m.add_class::<repeat::Repeat>()?;
     m.add_function(wrap_pyfunction!(client::connect, m)?)?;
     m.add_function(wrap_pyfunction!(aio::connect_async, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::mint_job_id, m)?)?;

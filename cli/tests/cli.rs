@@ -622,6 +622,45 @@ fn pump_dead_letters_a_lapsed_job_at_max_stalls() {
     assert_eq!(code, 1, "{err}");
 }
 
+#[test]
+fn pump_fires_repeatable_jobs_one_job_per_slot() {
+    let server = Server::start();
+    let url = server.url();
+    let client =
+        echomq::blocking::Client::connect(&url, echomq::ConnectOptions::default()).unwrap();
+    let every = echomq::RepeatOptions {
+        every_ms: Some(50),
+        limit: Some(3),
+        ..echomq::RepeatOptions::default()
+    };
+    client.upsert_repeat(Q, "tick", b"t", &every).unwrap();
+    // Two pumps race on the one repeat: still one job per slot.
+    let pumps = [
+        spawn_pump(&url, &[Q, "--interval", "20ms"]),
+        spawn_pump(&url, &[Q, "--interval", "20ms"]),
+    ];
+    wait_until(|| client.list_repeats(Q).unwrap().is_empty());
+    let mut fired = 0;
+    for pump in pumps {
+        let status = Proc::new("kill")
+            .args(["-TERM", &pump.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = pump.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let err = String::from_utf8_lossy(&out.stderr);
+        fired += err
+            .lines()
+            .filter_map(|l| {
+                l.rsplit_once("repeats fired ")
+                    .map(|(_, n)| n.parse::<u64>().unwrap())
+            })
+            .sum::<u64>();
+    }
+    assert_eq!((fired, zcard(&server, "pending")), (3, 3));
+}
+
 /// A redis-server with extra arguments (the doctor's configurations).
 struct Configured {
     port: u16,

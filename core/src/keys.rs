@@ -6,7 +6,9 @@
 //! reserve    := "{emq}:" ( "version" | "locks" | "bundle" | "migration:" q )
 //! suffix     := type | "job:" jid | "metrics:completed" | "metrics:failed"
 //!             | "de:" did                      (echomq:2.1.0)
+//!             | "repeat" | "repeat:" name      (echomq:2.1.0)
 //! did        := [A-Za-z0-9._-]{1,255}
+//! name       := [A-Za-z0-9._-]{1,255}          (a repeatable job's name)
 //! ```
 //!
 //! Classification is per wire version: [`classify`] parses the newest
@@ -36,22 +38,25 @@ pub enum KeyType {
     Meta,
     /// echomq:2.1.0: the rate limit's window counter (a STRING with a PTTL).
     Limiter,
+    /// echomq:2.1.0: the repeatable jobs' schedule (a ZSET of names by next slot).
+    Repeat,
 }
 
 impl KeyType {
-    pub const ALL: [KeyType; 6] = [
+    pub const ALL: [KeyType; 7] = [
         KeyType::Pending,
         KeyType::Active,
         KeyType::Schedule,
         KeyType::Dead,
         KeyType::Meta,
         KeyType::Limiter,
+        KeyType::Repeat,
     ];
 
     /// The wire version that registered this key type.
     pub fn since(self) -> WireVersion {
         match self {
-            KeyType::Limiter => WireVersion::V2_1_0,
+            KeyType::Limiter | KeyType::Repeat => WireVersion::V2_1_0,
             _ => WireVersion::V2_0_0,
         }
     }
@@ -64,6 +69,7 @@ impl KeyType {
             KeyType::Dead => "dead",
             KeyType::Meta => "meta",
             KeyType::Limiter => "limiter",
+            KeyType::Repeat => "repeat",
         }
     }
 
@@ -121,6 +127,8 @@ pub enum KeyClass {
     /// `emq:{q}:de:<dedup id>` (echomq:2.1.0): the id of the job holding a
     /// deduplication id.
     Dedup { queue: String, dedup_id: String },
+    /// `emq:{q}:repeat:<name>` (echomq:2.1.0): a repeatable job's record.
+    RepeatRecord { queue: String, name: String },
     /// `{emq}:<member>`
     Reserve(ReserveKey),
     /// Anything the grammar does not produce.
@@ -134,6 +142,7 @@ impl fmt::Display for KeyClass {
             KeyClass::Job { queue, id } => write!(f, "job {queue} {id}"),
             KeyClass::Metric { queue, metric } => write!(f, "metric {queue} {}", metric.as_str()),
             KeyClass::Dedup { queue, dedup_id } => write!(f, "dedup {queue} {dedup_id}"),
+            KeyClass::RepeatRecord { queue, name } => write!(f, "repeat {queue} {name}"),
             KeyClass::Reserve(r) => write!(f, "reserve {r:?}"),
             KeyClass::Unclassified => f.write_str("unclassified"),
         }
@@ -144,17 +153,19 @@ impl fmt::Display for KeyClass {
 /// (`classify` in Python, Node and C), so no binding re-derives it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeyFields {
-    /// `queue`, `job`, `metric`, `dedup`, `reserve` or `unclassified`.
+    /// `queue`, `job`, `metric`, `dedup`, `repeat`, `reserve` or `unclassified`.
     pub class: &'static str,
     /// The queue of a per-queue key, and of `{emq}:migration:<q>`.
     pub queue: Option<String>,
     /// The suffix after `emq:{q}:` of a queue or metric key: `pending`, ...,
-    /// `metrics:completed`, `metrics:failed`; `de` for a dedup key.
+    /// `metrics:completed`, `metrics:failed`; `de` for a dedup key, `repeat`
+    /// for a repeat record.
     pub key_type: Option<String>,
     /// The id of a job key.
     pub id: Option<String>,
     /// The suffix after `{emq}:` of a reserve key: `version`, `locks`,
-    /// `bundle`, `migration:<q>`; the dedup id of a dedup key.
+    /// `bundle`, `migration:<q>`; the dedup id of a dedup key; the name of a
+    /// repeat record.
     pub member: Option<String>,
 }
 
@@ -184,6 +195,13 @@ impl KeyClass {
                 queue: Some(queue.clone()),
                 key_type: Some("de".to_string()),
                 member: Some(dedup_id.clone()),
+                ..KeyFields::default()
+            },
+            KeyClass::RepeatRecord { queue, name } => KeyFields {
+                class: "repeat",
+                queue: Some(queue.clone()),
+                key_type: Some("repeat".to_string()),
+                member: Some(name.clone()),
                 ..KeyFields::default()
             },
             KeyClass::Reserve(member) => {
@@ -251,6 +269,24 @@ pub fn validate_dedup_id(dedup_id: &str) -> Result<()> {
 pub fn dedup_key(queue: &str, dedup_id: &str) -> Result<String> {
     validate_dedup_id(dedup_id)?;
     Ok(format!("{}de:{dedup_id}", queue_base(queue)?))
+}
+
+/// Refuse a repeatable job's name outside `[A-Za-z0-9._-]{1,255}` (the
+/// dedup id's charset: no `:`, so `repeat:<name>` parses back unambiguously).
+pub fn validate_repeat_name(name: &str) -> Result<()> {
+    if dedup_id_ok(name.as_bytes()) {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(format!(
+            "invalid repeat name {name:?}: must match [A-Za-z0-9._-]{{1,255}}"
+        )))
+    }
+}
+
+/// `emq:{q}:repeat:<name>` (echomq:2.1.0): a repeatable job's record.
+pub fn repeat_record_key(queue: &str, name: &str) -> Result<String> {
+    validate_repeat_name(name)?;
+    Ok(format!("{}repeat:{name}", queue_base(queue)?))
 }
 
 /// Is `queue` a legal queue name?
@@ -353,6 +389,12 @@ fn classify_per_queue(rest: &[u8], version: WireVersion) -> Option<KeyClass> {
                 dedup_id: ascii(did),
             });
         }
+        if let Some(name) = suffix.strip_prefix(b"repeat:") {
+            return dedup_id_ok(name).then(|| KeyClass::RepeatRecord {
+                queue,
+                name: ascii(name),
+            });
+        }
     }
     let suffix = std::str::from_utf8(suffix).ok()?;
     if let Some(key_type) = KeyType::parse(suffix).filter(|t| t.since() <= version) {
@@ -379,6 +421,8 @@ pub(crate) struct QueueKeys {
     pub failed: String,
     /// `emq:{q}:limiter` (echomq:2.1.0): the rate limit's window counter.
     pub limiter: String,
+    /// `emq:{q}:repeat` (echomq:2.1.0): the repeatable jobs' schedule.
+    pub repeat: String,
 }
 
 impl QueueKeys {
@@ -393,6 +437,7 @@ impl QueueKeys {
             completed: format!("{base}metrics:completed"),
             failed: format!("{base}metrics:failed"),
             limiter: format!("{base}limiter"),
+            repeat: format!("{base}repeat"),
             base,
         })
     }
@@ -491,6 +536,43 @@ mod tests {
         assert_eq!(classify("emq:{orders}:de:a b"), KeyClass::Unclassified);
         assert!(dedup_key("orders", &"x".repeat(256)).is_err());
         assert!(dedup_key("orders", &"x".repeat(255)).is_ok());
+    }
+
+    #[test]
+    fn the_2_1_0_grammar_parses_repeat_keys_and_2_0_0_does_not() {
+        let record = repeat_record_key("orders", "nightly.report").unwrap();
+        assert_eq!(record, "emq:{orders}:repeat:nightly.report");
+        let parsed = classify(&record);
+        assert_eq!(
+            parsed,
+            KeyClass::RepeatRecord {
+                queue: "orders".into(),
+                name: "nightly.report".into()
+            }
+        );
+        let f = parsed.fields();
+        assert_eq!(
+            (f.class, f.key_type.as_deref(), f.member.as_deref()),
+            ("repeat", Some("repeat"), Some("nightly.report"))
+        );
+        assert_eq!(
+            classify("emq:{orders}:repeat"),
+            KeyClass::Queue {
+                queue: "orders".into(),
+                key_type: KeyType::Repeat
+            }
+        );
+        for key in ["emq:{orders}:repeat", record.as_str()] {
+            assert_eq!(
+                classify_as(key, WireVersion::V2_0_0),
+                KeyClass::Unclassified
+            );
+        }
+        assert_eq!(classify("emq:{orders}:repeat:"), KeyClass::Unclassified);
+        assert_eq!(classify("emq:{orders}:repeat:a:b"), KeyClass::Unclassified);
+        assert!(repeat_record_key("orders", "a b").is_err());
+        assert!(repeat_record_key("orders", &"x".repeat(256)).is_err());
+        assert!(repeat_record_key("emq", "x").is_err());
     }
 
     #[test]

@@ -36,6 +36,7 @@ mod wire;
 
 mod dedup;
 mod limits;
+pub mod repeat;
 mod stall;
 mod upgrade;
 
@@ -65,6 +66,7 @@ pub use queue::Queue;
 pub use queue_events::{
     events_channel, BlockingSubscription, QueueEvent, Settled, Subscription, SubscriptionCloser,
 };
+pub use repeat::{repeat_job_id, Repeat, RepeatOptions};
 pub use stall::Reaped;
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
 pub use upgrade::UpgradeReport;

@@ -99,6 +99,26 @@ pub static ENQUEUE_DEDUP: Script = Script::since(
     "enqueue_dedup",
     include_str!("../lua/enqueue_dedup.lua"),
 );
+pub static REPEAT_UPSERT: Script = Script::since(
+    WireVersion::V2_1_0,
+    "repeat_upsert",
+    include_str!("../lua/repeat_upsert.lua"),
+);
+pub static REPEAT_FIRE: Script = Script::since(
+    WireVersion::V2_1_0,
+    "repeat_fire",
+    include_str!("../lua/repeat_fire.lua"),
+);
+pub static REPEAT_REMOVE: Script = Script::since(
+    WireVersion::V2_1_0,
+    "repeat_remove",
+    include_str!("../lua/repeat_remove.lua"),
+);
+pub static REPEAT_READ: Script = Script::since(
+    WireVersion::V2_1_0,
+    "repeat_read",
+    include_str!("../lua/repeat_read.lua"),
+);
 pub static UPGRADE_VERSION: Script = Script::since(
     WireVersion::V2_1_0,
     "upgrade_version",
@@ -129,6 +149,10 @@ pub fn all() -> Vec<&'static Script> {
         &RATE_LIMIT,
         &ENQUEUE_DEDUP,
         &UPGRADE_VERSION,
+        &REPEAT_UPSERT,
+        &REPEAT_FIRE,
+        &REPEAT_REMOVE,
+        &REPEAT_READ,
     ];
     all.sort_by_key(|s| s.name);
     all

@@ -13,6 +13,7 @@ use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::{self, BrandedId};
 use crate::keys::{self, QueueKeys, BUNDLE_KEY, VERSION_KEY};
+use crate::repeat::{repeat_job_id, RepeatOptions};
 use crate::scripts;
 use crate::types::JobState;
 use crate::wire::WireVersion;
@@ -44,11 +45,12 @@ pub struct UpgradeReport {
 }
 
 /// One probe: its registration and the check it runs on the scratch queue.
-const PROBES: [&str; 4] = [
+const PROBES: [&str; 5] = [
     "row field stalled + reap_stalled",
     "claim_guarded: the attempts cap",
     "key de:<dedup_id> + enqueue_dedup",
     "meta.concurrency, meta.max + meta.duration, key limiter, class EMQRATE, rate_limit + meta.rate_limited_until",
+    "keys repeat, repeat:<name> + repeat_upsert, repeat_read, repeat_fire, repeat_remove",
 ];
 
 fn probe_failed(probe: &str, what: impl std::fmt::Display) -> Error {
@@ -262,6 +264,53 @@ impl Client {
             return Err(probe_failed(
                 p,
                 "rate_limit did not park the job and pause claims",
+            ));
+        }
+
+        // Repeats: a due slot fires one job under its derived id, a second
+        // fire of the same slot makes none, and remove deletes the record.
+        let p = PROBES[4];
+        touched.push(keys.repeat.clone());
+        touched.push(keys::repeat_record_key(scratch, "probe")?);
+        self.transport
+            .query::<i64>(redis::cmd("DEL").arg(&keys.pending))
+            .await?;
+        let every = RepeatOptions {
+            every_ms: Some(1),
+            // In the past: the first slot is the first grid point at or
+            // after the server's now, i.e. now.
+            start_at: Some(id::EPOCH_MS),
+            ..RepeatOptions::default()
+        };
+        let repeat = self
+            .upsert_repeat(scratch, "probe", b"probe", &every)
+            .await?;
+        let slot = repeat.next_run_ms;
+        let fired_at = |id: &BrandedId| keys.job(id);
+        let job = repeat_job_id(scratch, "probe", slot)?;
+        touched.push(fired_at(&job));
+        // Wait for the slot (at most a millisecond or so past the upsert).
+        let mut fired = 0;
+        for _ in 0..100 {
+            fired += self.fire_repeats(scratch, 10).await?;
+            if fired > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        let queued: Vec<String> = self
+            .transport
+            .query(redis::cmd("ZRANGE").arg(&keys.pending).arg(0).arg(-1))
+            .await?;
+        self.transport
+            .query::<i64>(redis::cmd("ZADD").arg(&keys.repeat).arg(slot).arg("probe"))
+            .await?;
+        let refired = self.fire_repeats(scratch, 10).await?;
+        let removed = self.remove_repeat(scratch, "probe").await?;
+        if fired != 1 || refired != 0 || queued != [job.to_string()] || !removed {
+            return Err(probe_failed(
+                p,
+                format!("fired {fired} then {refired}, pending {queued:?}, removed {removed}"),
             ));
         }
         Ok(())

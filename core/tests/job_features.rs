@@ -152,7 +152,7 @@ async fn upgrade_checks_the_record_probes_on_a_scratch_queue_then_moves_it_forwa
         .await
         .unwrap();
     assert!(!dry.upgraded);
-    assert_eq!(dry.probes.len(), 4, "{dry:?}");
+    assert_eq!(dry.probes.len(), 5, "{dry:?}");
     let v: String = raw.get("{emq}:version").unwrap();
     assert_eq!(v, "echomq:2.0.0");
     // The scratch queue is gone, pass or fail.
@@ -219,6 +219,7 @@ async fn every_2_1_0_registration_passes_its_probe() {
             "claim_guarded: the attempts cap",
             "key de:<dedup_id> + enqueue_dedup",
             "meta.concurrency, meta.max + meta.duration, key limiter, class EMQRATE, rate_limit + meta.rate_limited_until",
+            "keys repeat, repeat:<name> + repeat_upsert, repeat_read, repeat_fire, repeat_remove",
         ]
     );
     let leftovers: Vec<String> = server.raw().keys("emq:*").unwrap();

@@ -72,6 +72,7 @@ proptest! {
             KeyClass::Job { queue, id } => Some(keys::job_key(&queue, id.as_str()).unwrap()),
             KeyClass::Metric { queue, metric } => Some(keys::metric_key(&queue, metric).unwrap()),
             KeyClass::Dedup { queue, dedup_id } => Some(keys::dedup_key(&queue, &dedup_id).unwrap()),
+            KeyClass::RepeatRecord { queue, name } => Some(keys::repeat_record_key(&queue, &name).unwrap()),
             KeyClass::Reserve(member) => Some(keys::reserve_key(&member).unwrap()),
             KeyClass::Unclassified => None,
         };

@@ -20,6 +20,8 @@ pub const EMQ_KEY_DEAD: emq_key_type = 3;
 pub const EMQ_KEY_META: emq_key_type = 4;
 /// `emq:{q}:limiter` (wire 2.1.0): the rate limit's window counter.
 pub const EMQ_KEY_LIMITER: emq_key_type = 5;
+/// `emq:{q}:repeat` (wire 2.1.0): the repeatable jobs' schedule.
+pub const EMQ_KEY_REPEAT: emq_key_type = 6;
 
 /// What a key is, by parse (`EMQ_CLASS_*`).
 ///
@@ -41,6 +43,8 @@ pub enum emq_key_class {
     EMQ_CLASS_UNCLASSIFIED = 4,
     /// `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
     EMQ_CLASS_DEDUP = 5,
+    /// `emq:{q}:repeat:<name>` (wire 2.1.0; `key_type` `"repeat"`, `member` the name)
+    EMQ_CLASS_REPEAT = 6,
 }
 pub use emq_key_class::*;
 
@@ -83,6 +87,7 @@ fn parse_key_type(t: emq_key_type) -> FfiResult<KeyType> {
         EMQ_KEY_DEAD => KeyType::Dead,
         EMQ_KEY_META => KeyType::Meta,
         EMQ_KEY_LIMITER => KeyType::Limiter,
+        EMQ_KEY_REPEAT => KeyType::Repeat,
         other => {
             return Err(Fail::invalid_argument(format!(
                 "unknown key type {other}: expected one of EMQ_KEY_*"
@@ -346,6 +351,7 @@ pub unsafe extern "C" fn emq_classify(
             KeyClass::Job { .. } => EMQ_CLASS_JOB,
             KeyClass::Metric { .. } => EMQ_CLASS_METRIC,
             KeyClass::Dedup { .. } => EMQ_CLASS_DEDUP,
+            KeyClass::RepeatRecord { .. } => EMQ_CLASS_REPEAT,
             KeyClass::Reserve(_) => EMQ_CLASS_RESERVE,
             KeyClass::Unclassified => EMQ_CLASS_UNCLASSIFIED,
         };

@@ -42,12 +42,21 @@ fuzz_target!(|data: &[u8]| {
     let _ = replies::reaped(value.clone());
     let _ = replies::deduped(value.clone());
     let _ = replies::rate_limited(value.clone());
+    let _ = replies::repeats(value.clone());
+    let _ = replies::repeat_upserted(value.clone());
+    let _ = replies::repeat_removed(value.clone());
     if let Value::Array(items) = &value {
         // One id per verdict (reaching the verdict words), and one too many.
         for n in [items.len(), items.len() + 1] {
             let ids = vec![id; n];
             if let Ok(verdicts) = replies::completed_many(&ids, value.clone()) {
                 assert_eq!(verdicts.len(), n);
+            }
+        }
+        // One verdict per repeat sent, and one too many.
+        for n in [items.len(), items.len() + 1] {
+            if let Ok(fires) = replies::repeats_fired(value.clone(), n) {
+                assert_eq!(fires.len(), n);
             }
         }
         if let Ok(c) = replies::counts(items.clone()) {

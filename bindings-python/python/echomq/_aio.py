@@ -17,6 +17,7 @@ from ._native import (
     Job,
     JobInfo,
     Reaped,
+    Repeat,
     Settled,
     Subscription,
 )
@@ -108,6 +109,40 @@ class AsyncClient:
 
     async def reap_stalled(self, queue: str, limit: int, max_stalls: int) -> Reaped:
         return await self._native.reap_stalled(queue, limit, max_stalls)
+
+    async def upsert_repeat(
+        self,
+        queue: str,
+        name: str,
+        *,
+        every_ms: Optional[int] = None,
+        cron: Optional[str] = None,
+        tz: Optional[str] = None,
+        payload: Optional[Payload] = None,
+        start_at: Optional[int] = None,
+        end_at: Optional[int] = None,
+        limit: Optional[int] = None,
+    ) -> Repeat:
+        return await self._native.upsert_repeat(
+            queue,
+            name,
+            every_ms=every_ms,
+            cron=cron,
+            tz=tz,
+            payload=payload,
+            start_at=start_at,
+            end_at=end_at,
+            limit=limit,
+        )
+
+    async def remove_repeat(self, queue: str, name: str) -> bool:
+        return await self._native.remove_repeat(queue, name)
+
+    async def list_repeats(self, queue: str) -> List[Repeat]:
+        return await self._native.list_repeats(queue)
+
+    async def fire_repeats(self, queue: str, limit: Optional[int] = None) -> int:
+        return await self._native.fire_repeats(queue, limit)
 
     async def set_concurrency(self, queue: str, n: int) -> None:
         await self._native.set_concurrency(queue, n)

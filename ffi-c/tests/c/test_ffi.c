@@ -957,6 +957,11 @@ static void test_wire_2_0_0_refuses_2_1_0_verbs(void) {
     emq_error_free(err);
     err = NULL;
     CHECK(emq_enqueue_dedup(c, "t.wire", LIT("x"), "d", 0, NULL, NULL) == EMQ_ERR_UNSUPPORTED);
+    CHECK(emq_upsert_repeat(c, "t.wire", "r", LIT("x"), 1000, NULL, NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_UNSUPPORTED);
+    emq_repeat_list *repeats = NULL;
+    CHECK(emq_list_repeats(c, "t.wire", &repeats, NULL) == EMQ_ERR_UNSUPPORTED && repeats == NULL);
+    CHECK(emq_fire_repeats(c, "t.wire", 10, NULL, NULL) == EMQ_ERR_UNSUPPORTED);
+    CHECK(emq_remove_repeat(c, "t.wire", "r", NULL, NULL) == EMQ_ERR_UNSUPPORTED);
     redis(url4, line, sizeof line, "EXISTS 'emq:{t.wire}:pending'");
     CHECK(strcmp(line, "0") == 0);
     emq_client_free(c);
@@ -982,6 +987,80 @@ static void test_dedup_one_job_per_dedup_id(void) {
     CHECK(emq_enqueue_dedup(c, "t.dedup", LIT("x"), "a b", 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
     CHECK(emq_enqueue_dedup(c, "t.dedup", LIT("x"), NULL, 0, NULL, NULL) == EMQ_ERR_NULL_POINTER);
     emq_client_free(c);
+}
+
+/* ---- repeatable jobs (issue #13 §6): the scenario every binding runs ---- */
+
+struct repeat_pump {
+    emq_client *client;
+    uint64_t fired;
+    int failures;
+};
+
+/* One of two pumps racing on one repeat until it ends (bounded). */
+static void *pump_repeats(void *arg) {
+    struct repeat_pump *p = arg;
+    for (int i = 0; i < 3000; i++) {
+        uint64_t n = 0;
+        emq_error *err = NULL;
+        if (!ok(emq_fire_repeats(p->client, "t.repeat", 10, &n, &err), err)) p->failures++;
+        p->fired += n;
+        char line[64];
+        redis(g_url, line, sizeof line, "EXISTS 'emq:{t.repeat}:repeat:tick'");
+        if (strcmp(line, "0") == 0) break;
+        sleep_ms(2);
+    }
+    return NULL;
+}
+
+static void test_repeat_two_pumps_one_job_per_slot(void) {
+    emq_client *a = connect_or_null(), *b = connect_or_null();
+    CHECK(a && b);
+    emq_error *err = NULL;
+    uint64_t next = 0;
+    CHECK(ok(emq_upsert_repeat(a, "t.repeat", "tick", LIT("r"), 50, NULL, NULL, 0, 0, 5, &next, &err), err));
+    CHECK(next > now_ms() - 1000);
+    char line[128];
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.repeat}:repeat:tick' every_ms");
+    CHECK(strcmp(line, "50") == 0);
+    emq_repeat_list *list = NULL;
+    CHECK(ok(emq_list_repeats(a, "t.repeat", &list, &err), err));
+    CHECK(list && list->len == 1 && strcmp(list->items[0].name, "tick") == 0);
+    CHECK(list->items[0].every_ms == 50 && list->items[0].cron == NULL && list->items[0].limit == 5);
+    CHECK(list->items[0].next_run_ms == next && list->items[0].payload_len == 1);
+    emq_repeat_list_free(list);
+
+    struct repeat_pump pumps[2] = {{a, 0, 0}, {b, 0, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, pump_repeats, &pumps[i]);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    CHECK(pumps[0].failures == 0 && pumps[1].failures == 0);
+    CHECK(pumps[0].fired + pumps[1].fired == 5);
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.repeat}:pending'");
+    CHECK(strcmp(line, "5") == 0);
+    redis(g_url, line, sizeof line, "EXISTS 'emq:{t.repeat}:repeat'");
+    CHECK(strcmp(line, "0") == 0);
+    CHECK(ok(emq_list_repeats(a, "t.repeat", &list, &err), err));
+    CHECK(list && list->len == 0 && list->items == NULL);
+    emq_repeat_list_free(list);
+
+    /* Cron in a zone; bad input is EMQ_ERR_INVALID_ARGUMENT with nothing written. */
+    CHECK(ok(emq_upsert_repeat(a, "t.repeat", "report", LIT("{}"), 0, "*/5 * * * *", "Europe/Berlin", 0, 0, 0, &next, &err), err));
+    CHECK(next % 300000 == 0);
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.repeat}:repeat:report' tz");
+    CHECK(strcmp(line, "Europe/Berlin") == 0);
+    bool removed = false;
+    CHECK(ok(emq_remove_repeat(a, "t.repeat", "report", &removed, &err), err) && removed);
+    CHECK(ok(emq_remove_repeat(a, "t.repeat", "report", &removed, &err), err) && !removed);
+    CHECK(emq_upsert_repeat(a, "t.repeat", "x", LIT("x"), 0, "not cron", NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_upsert_repeat(a, "t.repeat", "x", LIT("x"), 0, "* * * * *", "Mars/Olympus", 0, 0, 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_upsert_repeat(a, "t.repeat", "x", LIT("x"), 1000, "* * * * *", NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_upsert_repeat(a, "t.repeat", "a b", LIT("x"), 1000, NULL, NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_upsert_repeat(a, "t.repeat", NULL, LIT("x"), 1000, NULL, NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_NULL_POINTER);
+    redis(g_url, line, sizeof line, "EXISTS 'emq:{t.repeat}:repeat:x' 'emq:{t.repeat}:repeat'");
+    CHECK(strcmp(line, "0") == 0);
+    emq_client_free(a);
+    emq_client_free(b);
 }
 
 static void test_limits_are_enforced_inside_the_claim(void) {
@@ -1397,6 +1476,8 @@ int main(int argc, char **argv) {
     run_test("worker events, subscription, wait_for, metrics", test_worker_events_subscription_wait_for_metrics);
     run_test("wire 2.0.0: 2.1.0 verbs are EMQ_ERR_UNSUPPORTED", test_wire_2_0_0_refuses_2_1_0_verbs);
     run_test("dedup: one job per dedup id", test_dedup_one_job_per_dedup_id);
+    run_test("repeat: two pumps racing make one job per slot; cron + tz; bad input",
+             test_repeat_two_pumps_one_job_per_slot);
     run_test("limits: EMQ_ERR_RATE_LIMITED from the claim, rate_limit parks the job",
              test_limits_are_enforced_inside_the_claim);
     run_test("poison job killing its worker 3 times ends dead 'stalled'",
