@@ -260,6 +260,10 @@ enum emq_key_class
      * `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
      */
     EMQ_CLASS_DEDUP = 5,
+    /**
+     * `emq:{q}:repeat:<name>` (wire 2.1.0; `key_type` `"repeat"`, `member` the name)
+     */
+    EMQ_CLASS_REPEAT = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -763,6 +767,59 @@ typedef struct emq_key_info {
 } emq_key_info;
 
 /**
+ * A repeatable job as stored (`emq_list_repeats`). Optional numbers are 0
+ * when not set; optional strings NULL.
+ */
+typedef struct emq_repeat {
+    /**
+     * The repeat's name, NUL-terminated.
+     */
+    const char *name;
+    /**
+     * The interval in ms; 0 for a cron repeat.
+     */
+    uint64_t every_ms;
+    /**
+     * The cron pattern; NULL for an interval repeat.
+     */
+    const char *cron;
+    /**
+     * The cron pattern's IANA time zone; NULL for an interval repeat.
+     */
+    const char *tz;
+    /**
+     * The payload each fired job carries: `payload_len` bytes; NULL when empty.
+     */
+    const uint8_t *payload;
+    size_t payload_len;
+    /**
+     * The slot it waits for (unix ms, server clock).
+     */
+    uint64_t next_run_ms;
+    uint64_t start_at;
+    uint64_t end_at;
+    uint64_t limit;
+    /**
+     * Jobs fired since the spec last changed.
+     */
+    uint64_t count;
+    /**
+     * The slot of the last fire (0 = none yet) and its job's id ("" = none).
+     */
+    uint64_t last_run_ms;
+    char last_id[EMQ_ID_BUF];
+} emq_repeat;
+
+/**
+ * Repeats from `emq_list_repeats`; release with `emq_repeat_list_free`
+ * (`items` is NULL when `len` is 0).
+ */
+typedef struct emq_repeat_list {
+    struct emq_repeat *items;
+    size_t len;
+} emq_repeat_list;
+
+/**
  * The backoff between attempts (`EMQ_BACKOFF_*`).
  */
 typedef int32_t emq_backoff;
@@ -927,6 +984,11 @@ typedef struct emq_string_list {
  * `emq:{q}:limiter` (wire 2.1.0): the rate limit's window counter.
  */
 #define EMQ_KEY_LIMITER 5
+
+/**
+ * `emq:{q}:repeat` (wire 2.1.0): the repeatable jobs' schedule.
+ */
+#define EMQ_KEY_REPEAT 6
 
 /**
  * Success.
@@ -1957,6 +2019,93 @@ const char *emq_protocol_version(void);
  * Static storage: never free it.
  */
 const char *emq_version(void);
+
+/**
+ * Create or update the repeatable job `name` (`[A-Za-z0-9._-]{1,255}`):
+ * exactly one of `every_ms` (> 0) and `cron` (non-NULL: 5 fields, or 6 with
+ * seconds first); `tz` (NULL = `"UTC"`) only with `cron`; `start_at`,
+ * `end_at` (unix ms) and `limit` are 0 when not set. Upserting the same spec
+ * keeps its slot and count and replaces the payload. `next_run_ms` (may be
+ * NULL) gets the slot it waits for. Bad input is `EMQ_ERR_INVALID_ARGUMENT`
+ * with nothing written.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_upsert_repeat(const struct emq_client *client,
+                             const char *queue,
+                             const char *name,
+                             const uint8_t *payload,
+                             size_t payload_len,
+                             uint64_t every_ms,
+                             const char *cron,
+                             const char *tz,
+                             uint64_t start_at,
+                             uint64_t end_at,
+                             uint64_t limit,
+                             uint64_t *next_run_ms,
+                             struct emq_error **err);
+
+/**
+ * Take the repeatable job `name` off the schedule and delete it (jobs it
+ * already fired stay). `*removed` (may be NULL) is false when there was none.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_remove_repeat(const struct emq_client *client,
+                             const char *queue,
+                             const char *name,
+                             bool *removed,
+                             struct emq_error **err);
+
+/**
+ * Every repeatable job of `queue`, soonest slot first. `*out` is a new list
+ * released with `emq_repeat_list_free` (NULL on error).
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_list_repeats(const struct emq_client *client,
+                            const char *queue,
+                            struct emq_repeat_list **out,
+                            struct emq_error **err);
+
+/**
+ * The repeat pump (the worker runs it every `pump_interval_ms`): fire up to
+ * `limit` repeats whose slot is due by the server clock, one job per slot
+ * however many pumps race. `*fired` (may be NULL) gets how many jobs were
+ * enqueued.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_fire_repeats(const struct emq_client *client,
+                            const char *queue,
+                            uint64_t limit,
+                            uint64_t *fired,
+                            struct emq_error **err);
+
+/**
+ * Release a repeat list and its strings and payloads (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
+ */
+void emq_repeat_list_free(struct emq_repeat_list *list);
 
 /**
  * Release an error record made by the library (NULL is a no-op). Do not

@@ -307,6 +307,33 @@ struct KeyInfo {
     std::optional<std::string> member;
 };
 
+/// A repeatable job as stored (Client::list_repeats). Optional numbers are 0 when unset.
+struct Repeat {
+    std::string name;
+    uint64_t every_ms = 0;
+    std::optional<std::string> cron;
+    std::optional<std::string> tz;
+    std::string payload;
+    uint64_t next_run_ms = 0;
+    uint64_t start_at = 0;
+    uint64_t end_at = 0;
+    uint64_t limit = 0;
+    uint64_t count = 0;
+    uint64_t last_run_ms = 0;
+    std::string last_id;
+};
+
+/// What to repeat: an interval (`every_ms`) or a cron pattern with its IANA zone, and the
+/// optional window and fire limit (0 = none).
+struct RepeatSpec {
+    uint64_t every_ms = 0;
+    std::optional<std::string> cron;
+    std::optional<std::string> tz;
+    uint64_t start_at = 0;
+    uint64_t end_at = 0;
+    uint64_t limit = 0;
+};
+
 /// A job row read with Client::job.
 struct JobInfo {
     std::string id;
@@ -744,6 +771,68 @@ public:
     }
 
     // ---- operator verbs: bounded script batches; limit 0 = no limit ----
+
+    /// Create or replace the repeatable job `name` (wire 2.1.0); returns its next slot
+    /// (unix ms, server clock).
+    uint64_t upsert_repeat(std::string_view queue, std::string_view name, Bytes payload,
+                           const RepeatSpec& spec) const {
+        std::string q(queue), n(name);
+        const char* cron = spec.cron ? spec.cron->c_str() : nullptr;
+        const char* tz = spec.tz ? spec.tz->c_str() : nullptr;
+        uint64_t next = 0;
+        detail::check([&](emq_error** e) {
+            return emq_upsert_repeat(raw(), q.c_str(), n.c_str(), payload.data(), payload.size(),
+                                     spec.every_ms, cron, tz, spec.start_at, spec.end_at,
+                                     spec.limit, &next, e);
+        });
+        return next;
+    }
+
+    /// Take the repeatable job `name` off the schedule; false when there was none.
+    bool remove_repeat(std::string_view queue, std::string_view name) const {
+        std::string q(queue), n(name);
+        bool removed = false;
+        detail::check([&](emq_error** e) {
+            return emq_remove_repeat(raw(), q.c_str(), n.c_str(), &removed, e);
+        });
+        return removed;
+    }
+
+    /// Every repeatable job of `queue`, soonest slot first.
+    std::vector<Repeat> list_repeats(std::string_view queue) const {
+        std::string q(queue);
+        emq_repeat_list* raw_list = nullptr;
+        detail::check([&](emq_error** e) { return emq_list_repeats(raw(), q.c_str(), &raw_list, e); });
+        std::unique_ptr<emq_repeat_list, detail::Deleter<emq_repeat_list, emq_repeat_list_free>>
+            list(raw_list);
+        std::vector<Repeat> out;
+        for (size_t i = 0; list && i < list->len; ++i) {
+            const emq_repeat& r = list->items[i];
+            Repeat item;
+            item.name = r.name;
+            item.every_ms = r.every_ms;
+            if (r.cron) item.cron = std::string(r.cron);
+            if (r.tz) item.tz = std::string(r.tz);
+            if (r.payload) item.payload.assign(reinterpret_cast<const char*>(r.payload), r.payload_len);
+            item.next_run_ms = r.next_run_ms;
+            item.start_at = r.start_at;
+            item.end_at = r.end_at;
+            item.limit = r.limit;
+            item.count = r.count;
+            item.last_run_ms = r.last_run_ms;
+            item.last_id = r.last_id;
+            out.push_back(std::move(item));
+        }
+        return out;
+    }
+
+    /// The repeat pump: fire up to `limit` due repeats, one job per slot; returns how many.
+    uint64_t fire_repeats(std::string_view queue, uint64_t limit = 100) const {
+        std::string q(queue);
+        uint64_t fired = 0;
+        detail::check([&](emq_error** e) { return emq_fire_repeats(raw(), q.c_str(), limit, &fired, e); });
+        return fired;
+    }
 
     /// Every queue of the deployment, sorted.
     std::vector<std::string> queues() const {

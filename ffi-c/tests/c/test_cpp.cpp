@@ -326,6 +326,30 @@ static void operator_verbs(const echomq::Client& client) {
                                             EMQ_ERR_INVALID_QUEUE));
 }
 
+static void repeats(const echomq::Client& client) {
+    const std::string q = "cpp-repeats";
+    echomq::RepeatSpec every;
+    every.every_ms = 60000;
+    uint64_t next = client.upsert_repeat(q, "tick", "beat", every);
+    CHECK(next > 0);
+    echomq::RepeatSpec nightly;
+    nightly.cron = "0 3 * * *";
+    nightly.tz = "Europe/Berlin";
+    CHECK(client.upsert_repeat(q, "nightly", "report", nightly) > 0);
+    std::vector<echomq::Repeat> listed = client.list_repeats(q);
+    CHECK(listed.size() == 2);
+    CHECK(listed[0].name == "tick" && listed[0].every_ms == 60000 && listed[0].payload == "beat");
+    CHECK(listed[1].cron && *listed[1].cron == "0 3 * * *" && listed[1].tz == std::string("Europe/Berlin"));
+    CHECK(client.fire_repeats(q) == 0);  // nothing due yet
+    echomq::RepeatSpec bad;
+    bad.cron = "not a cron";
+    CHECK(throws<echomq::InvalidArgumentError>([&] { client.upsert_repeat(q, "bad", "x", bad); },
+                                               EMQ_ERR_INVALID_ARGUMENT));
+    CHECK(client.remove_repeat(q, "tick"));
+    CHECK(!client.remove_repeat(q, "tick"));
+    CHECK(client.list_repeats(q).size() == 1);
+}
+
 static void job_features(const echomq::Client& client) {
     const std::string q = "cpp-features";
     // Dedup: one job per dedup id.
@@ -512,6 +536,7 @@ int main() {
         worker(client);
         operator_verbs(client);
         job_features(client);
+        repeats(client);
         observability(client);
         echomq::Client moved = std::move(client);
         moved.close();
