@@ -23,6 +23,7 @@ const SCAN_COUNT: u64 = 1000;
 /// A job seen from every side: its whole row and every set that holds its id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobView {
+    /// The job's id.
     pub id: BrandedId,
     /// Every field of `emq:{q}:job:<id>`, by name (empty when there is no row).
     pub row: BTreeMap<String, Vec<u8>>,

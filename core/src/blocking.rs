@@ -46,6 +46,7 @@ impl Client {
         &self.inner
     }
 
+    /// Wrap an async client; the two share one connection.
     pub fn from_async(inner: crate::Client) -> Client {
         Client { inner }
     }
