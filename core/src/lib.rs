@@ -18,7 +18,7 @@
 //! - [`logging`]: the core logs through the `log` crate; a forwarding logger
 //!   for bindings whose language has no `log` bridge (Node, C)
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod admin;
 mod browse_page;
