@@ -57,7 +57,7 @@ pub enum ErrorKind {
     NotDurable = 21,
     /// A batch call lost its connection part way: the error carries, per
     /// item, whether it was written, not written, or is unknown
-    /// ([`Error::batch`]), so a retry with the same ids is exact.
+    /// ([`Error::batch_items`]), so a retry with the same ids is exact.
     PartialBatch = 22,
     /// A bug inside EchoMQ (a panic) caught before it could cross into the
     /// caller's language; the operation did not finish.
@@ -312,7 +312,7 @@ impl std::error::Error for Error {}
 /// The crate's result: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// "panicked: <message>" for a caught panic's payload: the one helper every
+/// `"panicked: <message>"` for a caught panic's payload: the one helper every
 /// runtime (the worker, the C ABI, the async bridges) uses to word a panic.
 pub fn panicked(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
