@@ -21,11 +21,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
 use crate::wire::WireVersion;
 
-/// The protocol version the deployment speaks (`echomq:2.0.0`); the fence every client checks.
+/// The deployment's wire version (e.g. `echomq:2.0.0`): the fence every client checks.
 pub const VERSION_KEY: &str = "{emq}:version";
-/// The reserve's lock hash (held during migrations).
+/// Reserved by name at this version, unused.
 pub const LOCKS_KEY: &str = "{emq}:locks";
-/// The registered script bundle (name to SHA1), checked for mismatches on connect.
+/// The script bundle record: each script's SHA1 as the runtimes recorded it (PROTOCOL.md §6).
 pub const BUNDLE_KEY: &str = "{emq}:bundle";
 const MIGRATION_PREFIX: &str = "{emq}:migration:";
 const MAX_QUEUE_LEN: usize = 128;
@@ -129,7 +129,7 @@ pub enum ReserveKey {
     Locks,
     /// `{emq}:bundle`
     Bundle,
-    /// `{emq}:migration:<name>`: a migration's record.
+    /// `{emq}:migration:<q>`: reserved by name, unused.
     Migration(String),
 }
 
