@@ -23,6 +23,7 @@ const SCAN_COUNT: u64 = 1000;
 /// A job seen from every side: its whole row and every set that holds its id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobView {
+    /// The job's id.
     pub id: BrandedId,
     /// Every field of `emq:{q}:job:<id>`, by name (empty when there is no row).
     pub row: BTreeMap<String, Vec<u8>>,
@@ -243,18 +244,22 @@ fn checked_limit(limit: Option<u64>) -> Result<u64> {
 
 /// The same verbs for callers without an async runtime.
 impl crate::blocking::Client {
+    /// Blocking [`Client::queues`](crate::Client::queues).
     pub fn queues(&self) -> Result<Vec<String>> {
         block_on(self.as_async().queues())
     }
 
+    /// Blocking [`Client::inspect`](crate::Client::inspect).
     pub fn inspect(&self, queue: &str, id: &str) -> Result<Option<JobView>> {
         block_on(self.as_async().inspect(queue, id))
     }
 
+    /// Blocking [`Client::drain`](crate::Client::drain).
     pub fn drain(&self, queue: &str, include_scheduled: bool, limit: Option<u64>) -> Result<u64> {
         block_on(self.as_async().drain(queue, include_scheduled, limit))
     }
 
+    /// Blocking [`Client::purge_dead`](crate::Client::purge_dead).
     pub fn purge_dead(
         &self,
         queue: &str,
@@ -264,14 +269,17 @@ impl crate::blocking::Client {
         block_on(self.as_async().purge_dead(queue, older_than_ms, limit))
     }
 
+    /// Blocking [`Client::trim_dead`](crate::Client::trim_dead).
     pub fn trim_dead(&self, queue: &str, bound: DeadBound, limit: Option<u64>) -> Result<u64> {
         block_on(self.as_async().trim_dead(queue, bound, limit))
     }
 
+    /// Blocking [`Client::requeue_all_dead`](crate::Client::requeue_all_dead).
     pub fn requeue_all_dead(&self, queue: &str, limit: Option<u64>) -> Result<u64> {
         block_on(self.as_async().requeue_all_dead(queue, limit))
     }
 
+    /// Blocking [`Client::server_now_ms`](crate::Client::server_now_ms).
     pub fn server_now_ms(&self) -> Result<u64> {
         block_on(self.as_async().server_now_ms())
     }

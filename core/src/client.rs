@@ -135,6 +135,7 @@ impl Client {
         self.wire.require(needed, verb)
     }
 
+    /// The options this client was connected with.
     pub fn options(&self) -> &ConnectOptions {
         self.transport.options()
     }

@@ -11,7 +11,9 @@ pub const LEASE_MS: u64 = 30_000;
 pub const MAX_ATTEMPTS: u64 = 5;
 /// The default backoff policy's name (see `Backoff::parse`).
 pub const BACKOFF: &str = "exponential";
+/// First retry delay of the default back-off, ms.
 pub const BACKOFF_BASE_MS: u64 = 1_000;
+/// Longest retry delay of the default back-off, ms.
 pub const BACKOFF_CAP_MS: u64 = 60_000;
 /// How often a worker runs promote and reap.
 pub const PUMP_INTERVAL_MS: u64 = 1_000;

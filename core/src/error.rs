@@ -57,7 +57,7 @@ pub enum ErrorKind {
     NotDurable = 21,
     /// A batch call lost its connection part way: the error carries, per
     /// item, whether it was written, not written, or is unknown
-    /// ([`Error::batch`]), so a retry with the same ids is exact.
+    /// ([`Error::batch_items`]), so a retry with the same ids is exact.
     PartialBatch = 22,
     /// A bug inside EchoMQ (a panic) caught before it could cross into the
     /// caller's language; the operation did not finish.
@@ -171,11 +171,14 @@ impl WriteState {
 /// One item of a batch that failed part way: its pre-minted id and state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BatchItem {
+    /// The id minted for the item.
     pub id: crate::id::BrandedId,
+    /// Whether the item was written.
     pub state: WriteState,
 }
 
 impl Error {
+    /// An error of this kind with this message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {
             kind,
@@ -213,14 +216,17 @@ impl Error {
         self
     }
 
+    /// What went wrong, as a matchable kind.
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
 
+    /// The kind's stable code (the same string in every binding).
     pub fn code(&self) -> &'static str {
         self.kind.code()
     }
 
+    /// The human-readable message.
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -303,9 +309,10 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The crate's result: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// "panicked: <message>" for a caught panic's payload: the one helper every
+/// `"panicked: <message>"` for a caught panic's payload: the one helper every
 /// runtime (the worker, the C ABI, the async bridges) uses to word a panic.
 pub fn panicked(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {

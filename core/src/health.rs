@@ -10,8 +10,11 @@ use crate::probe::ServerProbe;
 /// How bad a check's finding is; ordered, so the worst of a list is its `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {
+    /// Nothing to do.
     Pass,
+    /// Works, but worth a look.
     Warn,
+    /// Broken: fix before relying on it.
     Fail,
 }
 
@@ -32,12 +35,14 @@ pub struct Check {
     /// `server`, `fence`, `bundle`, `maxmemory-policy`, `persistence`,
     /// `cluster`, `latency`, `clock` (callers add their own, e.g. `leases`).
     pub name: &'static str,
+    /// The verdict.
     pub status: Status,
     /// What was found and, when it is not a pass, what to do about it.
     pub detail: String,
 }
 
 impl Check {
+    /// A check's verdict with what was found.
     pub fn new(name: &'static str, status: Status, detail: impl Into<String>) -> Check {
         Check {
             name,

@@ -21,8 +21,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
 use crate::wire::WireVersion;
 
+/// The deployment's wire version (e.g. `echomq:2.0.0`): the fence every client checks.
 pub const VERSION_KEY: &str = "{emq}:version";
+/// Reserved by name at this version, unused.
 pub const LOCKS_KEY: &str = "{emq}:locks";
+/// The script bundle record: each script's SHA1 as the runtimes recorded it (PROTOCOL.md §6).
 pub const BUNDLE_KEY: &str = "{emq}:bundle";
 const MIGRATION_PREFIX: &str = "{emq}:migration:";
 const MAX_QUEUE_LEN: usize = 128;
@@ -31,10 +34,15 @@ const MAX_DEDUP_ID_LEN: usize = 255;
 /// The per-queue structures: five at 2.0.0, plus `limiter` at 2.1.0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KeyType {
+    /// The LIST of job ids waiting to be claimed.
     Pending,
+    /// The ZSET of claimed job ids by lease deadline.
     Active,
+    /// The ZSET of delayed and retrying job ids by run-at time.
     Schedule,
+    /// The ZSET of dead-lettered job ids.
     Dead,
+    /// The queue's settings HASH (e.g. `paused`).
     Meta,
     /// echomq:2.1.0: the rate limit's window counter (a STRING with a PTTL).
     Limiter,
@@ -43,6 +51,7 @@ pub enum KeyType {
 }
 
 impl KeyType {
+    /// Every key type, in grammar order.
     pub const ALL: [KeyType; 7] = [
         KeyType::Pending,
         KeyType::Active,
@@ -61,6 +70,7 @@ impl KeyType {
         }
     }
 
+    /// The key type's name, the last segment of its key.
     pub fn as_str(self) -> &'static str {
         match self {
             KeyType::Pending => "pending",
@@ -73,6 +83,7 @@ impl KeyType {
         }
     }
 
+    /// The key type named `text`, if any.
     pub fn parse(text: &str) -> Option<KeyType> {
         KeyType::ALL.into_iter().find(|t| t.as_str() == text)
     }
@@ -93,11 +104,14 @@ impl KeyType {
 /// The two per-queue counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {
+    /// Jobs completed.
     Completed,
+    /// Jobs dead-lettered.
     Failed,
 }
 
 impl Metric {
+    /// The counter's name, the last segment of its key.
     pub fn as_str(self) -> &'static str {
         match self {
             Metric::Completed => "completed",
@@ -109,9 +123,13 @@ impl Metric {
 /// The members of the `{emq}:` reserve at this protocol version.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ReserveKey {
+    /// `{emq}:version`
     Version,
+    /// `{emq}:locks`
     Locks,
+    /// `{emq}:bundle`
     Bundle,
+    /// `{emq}:migration:<q>`: reserved by name, unused.
     Migration(String),
 }
 
@@ -119,16 +137,41 @@ pub enum ReserveKey {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum KeyClass {
     /// `emq:{q}:<type>`
-    Queue { queue: String, key_type: KeyType },
+    Queue {
+        /// The queue's name.
+        queue: String,
+        /// The structure.
+        key_type: KeyType,
+    },
     /// `emq:{q}:job:<id>`
-    Job { queue: String, id: BrandedId },
+    Job {
+        /// The queue's name.
+        queue: String,
+        /// The job's id.
+        id: BrandedId,
+    },
     /// `emq:{q}:metrics:<completed|failed>`
-    Metric { queue: String, metric: Metric },
+    Metric {
+        /// The queue's name.
+        queue: String,
+        /// The counter.
+        metric: Metric,
+    },
     /// `emq:{q}:de:<dedup id>` (echomq:2.1.0): the id of the job holding a
     /// deduplication id.
-    Dedup { queue: String, dedup_id: String },
+    Dedup {
+        /// The queue's name.
+        queue: String,
+        /// The deduplication id.
+        dedup_id: String,
+    },
     /// `emq:{q}:repeat:<name>` (echomq:2.1.0): a repeatable job's record.
-    RepeatRecord { queue: String, name: String },
+    RepeatRecord {
+        /// The queue's name.
+        queue: String,
+        /// The repeat's name.
+        name: String,
+    },
     /// `{emq}:<member>`
     Reserve(ReserveKey),
     /// Anything the grammar does not produce.
@@ -170,6 +213,7 @@ pub struct KeyFields {
 }
 
 impl KeyClass {
+    /// The queue, id and type this key carries, flattened for bindings.
     pub fn fields(&self) -> KeyFields {
         match self {
             KeyClass::Queue { queue, key_type } => KeyFields {

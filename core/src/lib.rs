@@ -18,6 +18,8 @@
 //! - [`logging`]: the core logs through the `log` crate; a forwarding logger
 //!   for bindings whose language has no `log` bridge (Node, C)
 
+#![deny(missing_docs)]
+
 mod admin;
 mod browse_page;
 mod client;

@@ -288,6 +288,7 @@ impl Subscription {
 pub struct SubscriptionCloser(tokio::task::AbortHandle);
 
 impl SubscriptionCloser {
+    /// Close the subscription.
     pub fn close(&self) {
         self.0.abort();
     }
@@ -410,7 +411,10 @@ pub enum Settled {
     /// Completed (in echomq:2.0.0 a completed job leaves no row).
     Completed,
     /// Dead-lettered, with its `last_error`.
-    Dead { error: Option<String> },
+    Dead {
+        /// The job's `last_error`, if it has one.
+        error: Option<String>,
+    },
 }
 
 /// How often a waiter re-reads the job besides waking on its events: a lost
@@ -546,6 +550,7 @@ pub struct BlockingSubscription {
 }
 
 impl BlockingSubscription {
+    /// The queue it listens to.
     pub fn queue(&self) -> &str {
         self.inner.queue()
     }
@@ -562,6 +567,7 @@ impl BlockingSubscription {
         })
     }
 
+    /// An event already received, without waiting.
     pub fn try_next(&mut self) -> Option<QueueEvent> {
         self.inner.try_next()
     }
@@ -571,6 +577,7 @@ impl BlockingSubscription {
         self.inner.rx.is_closed()
     }
 
+    /// Unsubscribe and close the connection; `next_timeout` then answers `None`.
     pub fn close(&mut self) {
         self.inner.close()
     }
@@ -582,11 +589,13 @@ impl BlockingSubscription {
 }
 
 impl crate::blocking::Client {
+    /// Blocking [`Client::subscribe`](crate::Client::subscribe).
     pub fn subscribe(&self, queue: &str) -> Result<BlockingSubscription> {
         let inner = crate::runtime::runtime().block_on(self.as_async().subscribe(queue))?;
         Ok(BlockingSubscription { inner })
     }
 
+    /// Blocking [`Client::wait_for`](crate::Client::wait_for).
     pub fn wait_for(&self, queue: &str, id: &str, timeout: Duration) -> Result<Settled> {
         crate::runtime::runtime().block_on(self.as_async().wait_for(queue, id, timeout))
     }

@@ -69,8 +69,11 @@ pub struct RepeatOptions {
 /// A repeatable job as stored: its spec, what it fires, and where it is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Repeat {
+    /// The repeat's name; fired job ids derive from it and the slot.
     pub name: String,
+    /// The interval, ms, when it repeats on an interval.
     pub every_ms: Option<u64>,
+    /// The cron pattern, when it repeats on a schedule.
     pub cron: Option<String>,
     /// The cron pattern's time zone (set whenever `cron` is).
     pub tz: Option<String>,
@@ -78,13 +81,17 @@ pub struct Repeat {
     pub payload: Vec<u8>,
     /// The slot it waits for: unix ms by the server clock.
     pub next_run_ms: u64,
+    /// No slot before this, unix ms.
     pub start_at: Option<u64>,
+    /// No slot after this, unix ms.
     pub end_at: Option<u64>,
+    /// Fire at most this many jobs.
     pub limit: Option<u64>,
     /// Jobs fired since the spec last changed.
     pub count: u64,
     /// The slot of the last fire, and the id of the job it enqueued.
     pub last_run_ms: Option<u64>,
+    /// The id of the job the last fire enqueued.
     pub last_id: Option<BrandedId>,
 }
 

@@ -8,7 +8,9 @@ use crate::id::BrandedId;
 /// The answer to an enqueue: the id (the receipt) and whether the row already existed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Enqueued {
+    /// The job's id (the existing job's when `duplicate`).
     pub id: BrandedId,
+    /// `true` when the enqueue matched an existing job and wrote nothing.
     pub duplicate: bool,
 }
 
@@ -16,8 +18,11 @@ pub struct Enqueued {
 /// accompany its settlement.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Job {
+    /// The job's id.
     pub id: BrandedId,
+    /// The bytes the producer enqueued.
     pub payload: Vec<u8>,
+    /// The lease token; settle and extend calls must present it.
     pub token: u64,
     /// Which attempt this claim is: 1 on the first claim, 2 after one retry
     /// or lapsed lease, ... (the row's `attempts` once claimed; under
@@ -48,6 +53,7 @@ pub enum RetryOutcome {
 }
 
 impl RetryOutcome {
+    /// The outcome's wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             RetryOutcome::Scheduled => "scheduled",
@@ -59,9 +65,13 @@ impl RetryOutcome {
 /// Sizes of a queue's four sets and its two counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Jobs waiting to be claimed.
     pub pending: u64,
+    /// Jobs claimed under a live or lapsed lease.
     pub active: u64,
+    /// Jobs waiting for their run-at time (delayed or retrying).
     pub scheduled: u64,
+    /// Jobs dead-lettered.
     pub dead: u64,
     /// `metrics:completed` count (jobs completed since the queue began).
     pub completed: u64,
@@ -77,9 +87,13 @@ pub struct Counts {
 /// word kept as written. Not `Copy`, for that word.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum JobState {
+    /// Waiting to be claimed.
     Pending,
+    /// Claimed under a lease.
     Active,
+    /// Waiting for its run-at time.
     Scheduled,
+    /// Dead-lettered.
     Dead,
     /// A state word this client does not know (kept as stored; empty when
     /// the row has no `state` field).
@@ -135,10 +149,15 @@ impl fmt::Display for JobState {
 /// A job row as stored.
 #[derive(Clone, PartialEq, Eq)]
 pub struct JobInfo {
+    /// The job's id.
     pub id: BrandedId,
+    /// The set that holds it.
     pub state: JobState,
+    /// Attempts started so far.
     pub attempts: u64,
+    /// The bytes the producer enqueued.
     pub payload: Vec<u8>,
+    /// The last failure's message, if any.
     pub last_error: Option<String>,
 }
 
@@ -168,6 +187,7 @@ pub enum BrowseSet {
 }
 
 impl BrowseSet {
+    /// Parse a set's wire name; an unknown name is an invalid-argument error.
     pub fn parse(text: &str) -> Result<BrowseSet> {
         Ok(match text {
             "pending" => BrowseSet::Pending,
@@ -182,6 +202,7 @@ impl BrowseSet {
         })
     }
 
+    /// The set's wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             BrowseSet::Pending => "pending",
@@ -195,6 +216,8 @@ impl BrowseSet {
 /// A half-open range of unix milliseconds, `[from_ms, to_ms)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimeRange {
+    /// Range start, unix ms, inclusive.
     pub from_ms: u64,
+    /// Range end, unix ms, inclusive.
     pub to_ms: u64,
 }
