@@ -289,7 +289,7 @@ test('pure helpers', () => {
 
 test('error table: exactly the core codes, as constants', () => {
   const kinds = emq.errorKinds()
-  assert.equal(kinds.length, 20)
+  assert.equal(kinds.length, 22)
   assert.deepEqual(
     kinds.map((k) => k.code),
     [
