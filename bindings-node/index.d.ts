@@ -27,6 +27,8 @@ export declare const ErrorCode: {
   readonly CLOSED: 'EMQ_CLOSED'
   readonly UNSUPPORTED: 'EMQ_UNSUPPORTED'
   readonly RATE_LIMITED: 'EMQRATE'
+  readonly UNAVAILABLE: 'EMQ_UNAVAILABLE'
+  readonly NOT_DURABLE: 'EMQ_NOT_DURABLE'
   readonly PARTIAL_BATCH: 'EMQ_PARTIAL_BATCH'
   readonly INTERNAL: 'EMQ_INTERNAL'
   readonly JOB_DEAD: 'EMQ_JOB_DEAD'
@@ -81,6 +83,7 @@ export declare class EchoMQError extends Error {
       found?: string
       word?: string
       items?: BatchItem[]
+      id?: string
       retryAfterMs?: number
       lastError?: string | null
       cause?: unknown
@@ -94,6 +97,8 @@ export declare class EchoMQError extends Error {
   readonly found?: string
   /** `EMQ_PROTOCOL`: the unknown `EMQ*` class word the server sent. */
   readonly word?: string
+  /** `EMQ_NOT_DURABLE`: the id of the job written on the master but not confirmed by enough replicas. */
+  readonly id?: string
   /**
    * `EMQ_PARTIAL_BATCH`: every payload's pre-minted id and whether it was
    * written; resend the others with `enqueueWithId` (exact).
@@ -136,13 +141,68 @@ export interface ConnectOptions {
    * `'echomq:2.0.0'` (2.1.0 verbs then reject with `EMQ_UNSUPPORTED`).
    */
   wireVersion?: string
+  /** Durable writes: WAIT for this many replicas after every enqueue verb and complete; fewer answers EMQ_NOT_DURABLE (err.id). Default 0. */
+  waitReplicas?: number
+  /** How long one WAIT may block, ms. Default 1000. */
+  waitTimeoutMs?: number
 }
 
+/**
+ * `enqueue`'s options (all optional): now, later (`runAtMs` or `delayMs`, not
+ * both) or under a chosen `id`; or deduplicated (`dedupId`, wire 2.1.0; not
+ * with the others).
+ */
 export interface EnqueueOptions {
+  /** A caller-chosen id (the receipt): an existing row answers `duplicate: true`. */
+  id?: string
+  /** Run at this unix-ms instant. */
+  runAtMs?: number
+  /** Run this many ms after the server's now. */
+  delayMs?: number
   /** At most one live job per dedup id (`[A-Za-z0-9._-]{1,255}`). */
   dedupId?: string
   /** Release the dedup id after this long even if its job lives (throttle). */
   dedupTtlMs?: number
+}
+
+/**
+ * `upsertRepeat` options (wire 2.1.0): exactly one of `everyMs` and `cron`.
+ * Times are unix ms.
+ */
+export interface RepeatOptions {
+  /** Fire every this many ms (1 ms ..= 366 days), on the grid of the first slot. */
+  everyMs?: number
+  /** A cron pattern: 5 fields, or 6 with seconds first (e.g. `0 9 * * 1-5`). */
+  cron?: string
+  /** The IANA zone the cron pattern is read in (default `'UTC'`); cron only. */
+  tz?: string
+  /** The payload every fired job carries (default empty). */
+  payload?: Payload
+  /** No slot before this time. */
+  startAt?: number
+  /** No slot after this time; the repeat ends after its last. */
+  endAt?: number
+  /** Fire at most this many jobs; the repeat ends after the last. */
+  limit?: number
+}
+
+/** A repeatable job as stored (unset fields are `null`). */
+export interface Repeat {
+  name: string
+  everyMs: number | null
+  cron: string | null
+  tz: string | null
+  payload: Buffer
+  /** The slot it waits for: unix ms, server clock. */
+  nextRunMs: number
+  startAt: number | null
+  endAt: number | null
+  limit: number | null
+  /** Jobs fired since the spec last changed. */
+  count: number
+  /** The last fire's slot and its job's id. */
+  lastRunMs: number | null
+  lastId: string | null
 }
 
 /** What one stall-capped reap did. */
@@ -164,6 +224,27 @@ export interface Job {
   payload: Buffer
   /** The fencing token: pass it back to settle. */
   token: number
+  /** Which attempt this claim is (1 on the first claim). */
+  attempts: number
+}
+
+/** `retry`'s options; omitted ones take the core's defaults. */
+export interface RetryOptions {
+  /** Default 0. */
+  delayMs?: number
+  /** Dead-letter at this many attempts. Default 5 (the worker's default). */
+  maxAttempts?: number
+  /** Stored as `last_error`. Default empty. */
+  error?: string
+}
+
+/** `browse`'s options. */
+export interface BrowseOptions {
+  /** Default false. */
+  newestFirst?: boolean
+  /** Default 100. */
+  limit?: number
+  range?: TimeRange | null
 }
 
 /** What `completeMany` / `extendMany` take; a claimed `Job` fits. */
@@ -185,11 +266,14 @@ export interface Counts {
   failed: number
 }
 
-export type JobState = 'pending' | 'active' | 'scheduled' | 'dead'
+/** `unknown`: a state another runtime wrote (the word is `rawState`). */
+export type JobState = 'pending' | 'active' | 'scheduled' | 'dead' | 'unknown'
 
 export interface JobInfo {
   id: string
   state: JobState
+  /** The row's `state` field as stored (`awaiting_children`, ...). */
+  rawState: string
   attempts: number
   payload: Buffer
   lastError: string | null
@@ -217,14 +301,23 @@ export type Verdict<T> = { status: 'fulfilled'; value: T } | { status: 'rejected
 
 // ---- client -------------------------------------------------------------------
 
-/** Connect (`redis://`, `rediss://`, `redis+unix://`) and fence before anything else. */
-export declare function connect(url: string, options?: ConnectOptions): Promise<Client>
+/**
+ * Connect (`redis://`, `rediss://`, `redis+unix://`) and fence before anything
+ * else. No `url`: `EMQ_URL`, else `redis://127.0.0.1:6379/`.
+ */
+export declare function connect(url?: string | null, options?: ConnectOptions): Promise<Client>
+export declare function connect(options: ConnectOptions): Promise<Client>
 
-export declare class Client {
+export declare class Client implements AsyncDisposable {
   private constructor()
   /** The node id mixed into the ids this client mints. */
   readonly nodeId: number
-  /** With `dedupId`: `{id of the live holder, duplicate: true}` while it lives. */
+  /** A handle on one queue (throws `EMQ_INVALID_QUEUE` at once for a bad name). */
+  queue(name: string): Queue
+  /**
+   * Now, or later / under a chosen id with `options`; with `dedupId`:
+   * `{id of the live holder, duplicate: true}` while it lives.
+   */
   enqueue(queue: string, payload: Payload, options?: EnqueueOptions): Promise<Enqueued>
   enqueueWithId(queue: string, id: string, payload: Payload): Promise<Enqueued>
   enqueueAt(queue: string, payload: Payload, runAtMs: number): Promise<Enqueued>
@@ -234,6 +327,9 @@ export declare class Client {
   claimMany(queue: string, max: number, leaseMs: number): Promise<Job[]>
   complete(queue: string, id: string, token: number): Promise<void>
   completeMany(queue: string, jobs: readonly JobRef[]): Promise<Verdict<undefined>[]>
+  /** Settle a failed attempt: `retry(queue, id, token, {delayMs, maxAttempts, error})`. */
+  retry(queue: string, id: string, token: number, options?: RetryOptions): Promise<RetryOutcome>
+  /** The positional form. */
   retry(
     queue: string,
     id: string,
@@ -250,6 +346,18 @@ export declare class Client {
   reap(queue: string, limit?: number): Promise<number>
   /** Lapsed leases: back to pending, or dead (`stalled`) at `maxStalls` stalls. */
   reapStalled(queue: string, limit: number, maxStalls: number): Promise<Reaped>
+  /**
+   * Create or update the repeatable job `name` (wire 2.1.0). The same spec again
+   * keeps its slot and count and replaces the payload; bad input rejects with
+   * `EMQ_INVALID_ARGUMENT` and writes nothing.
+   */
+  upsertRepeat(queue: string, name: string, options: RepeatOptions): Promise<Repeat>
+  /** Take a repeat off the schedule and delete it; `false` when there was none. */
+  removeRepeat(queue: string, name: string): Promise<boolean>
+  /** Every repeat of the queue, soonest slot first. */
+  listRepeats(queue: string): Promise<Repeat[]>
+  /** The repeat pump: fire due repeats (one job per slot); how many jobs. `limit` default 1000. */
+  fireRepeats(queue: string, limit?: number): Promise<number>
   /** At most `n` jobs active across every worker (0 removes the ceiling). */
   setConcurrency(queue: string, n: number): Promise<void>
   /** At most `max` claims per `perMs` window (0 removes the limit). */
@@ -258,7 +366,9 @@ export declare class Client {
   rateLimit(queue: string, id: string, token: number, ms: number): Promise<void>
   counts(queue: string): Promise<Counts>
   job(queue: string, id: string): Promise<JobInfo | null>
-  /** Ids in one set. `newestFirst` default false, `limit` default 100. */
+  /** Ids in one set: `browse(queue, set, {newestFirst, limit, range})`. */
+  browse(queue: string, set: BrowseSet, options: BrowseOptions): Promise<string[]>
+  /** The positional form. `newestFirst` default false, `limit` default 100. */
   browse(
     queue: string,
     set: BrowseSet,
@@ -298,6 +408,48 @@ export declare class Client {
   waitForResult(queue: string, id: string, timeoutMs: number): Promise<Buffer>
   /** Prometheus text exposition for `queues`. */
   metricsText(queues: string[]): Promise<string>
+  /** `await using client = await connect()`: `close()` at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/** One queue of a `Client` (`client.queue('emails')`): its verbs without the name. */
+export declare class Queue {
+  private constructor()
+  readonly name: string
+  readonly client: Client
+  enqueue(payload: Payload, options?: EnqueueOptions): Promise<Enqueued>
+  enqueueMany(payloads: readonly Payload[]): Promise<Verdict<Enqueued>[]>
+  claim(leaseMs: number): Promise<Job | null>
+  claimMany(max: number, leaseMs: number): Promise<Job[]>
+  complete(id: string, token: number): Promise<void>
+  completeMany(jobs: readonly JobRef[]): Promise<Verdict<undefined>[]>
+  retry(id: string, token: number, options?: RetryOptions): Promise<RetryOutcome>
+  extend(id: string, token: number, leaseMs: number): Promise<void>
+  extendMany(jobs: readonly JobRef[], leaseMs: number): Promise<Verdict<undefined>[]>
+  promote(limit?: number): Promise<number>
+  reap(limit?: number): Promise<number>
+  reapStalled(limit: number, maxStalls: number): Promise<Reaped>
+  setConcurrency(n: number): Promise<void>
+  setRateLimit(max: number, perMs: number): Promise<void>
+  rateLimit(id: string, token: number, ms: number): Promise<void>
+  counts(): Promise<Counts>
+  job(id: string): Promise<JobInfo | null>
+  browse(set: BrowseSet, options?: BrowseOptions): Promise<string[]>
+  pause(): Promise<void>
+  resume(): Promise<void>
+  isPaused(): Promise<boolean>
+  requeueDead(id: string): Promise<void>
+  remove(id: string): Promise<void>
+  drain(includeScheduled?: boolean, limit?: number | null): Promise<number>
+  purgeDead(olderThanMs?: number | null, limit?: number | null): Promise<number>
+  requeueAllDead(limit?: number | null): Promise<number>
+  subscribe(): Promise<Subscription>
+  waitFor(id: string, timeoutMs: number): Promise<Settled>
+  logs(id: string, start?: number, end?: number): Promise<string[]>
+  result(id: string): Promise<Buffer | null>
+  waitForResult(id: string, timeoutMs: number): Promise<Buffer>
+  /** `new Worker(client, name, handler, options)`. */
+  worker(handler: Handler, options?: WorkerOptions): Worker
 }
 
 // ---- observability ----------------------------------------------------------------
@@ -401,6 +553,11 @@ export interface WorkerOptions {
    * strings as they are, other values as JSON. Default 0: completion deletes the job.
    */
   keepResultMs?: number
+  /**
+   * While `run()` runs, SIGTERM closes the worker gracefully, unless the
+   * application has a SIGTERM listener of its own. Default true.
+   */
+  handleSignals?: boolean
 }
 
 export interface WorkerStats {
@@ -430,9 +587,11 @@ export interface HandlerJob extends Job {
 
 /**
  * Resolve = done (the value is kept as the job's result with `keepResultMs`); throw /
- * reject = retry with backoff; throw `UnrecoverableError` = dead now.
+ * reject = retry with backoff; throw `UnrecoverableError` = dead now. `signal` aborts
+ * when the job's lease is lost or the worker shuts down (`signal.reason`: an
+ * `EchoMQError`, `EMQ_LEASE_LOST` / `EMQ_CLOSED`).
  */
-export type Handler = (job: HandlerJob) => unknown | Promise<unknown>
+export type Handler = (job: HandlerJob, signal: AbortSignal) => unknown | Promise<unknown>
 
 /** A worker event; fields that do not fit the event are absent. */
 export interface WorkerEvent {
@@ -455,12 +614,14 @@ export declare const WORKER_EVENTS: Readonly<Record<string, string>>
  * `leaseLost`, `stalled`, `drained`, `closed` (a `WorkerEvent`) and `error`
  * (an `EchoMQError`; dropped when nobody listens). Attach listeners before `run()`.
  */
-export declare class Worker extends EventEmitter {
+export declare class Worker extends EventEmitter implements AsyncDisposable {
   constructor(client: Client, queue: string, handler: Handler, options?: WorkerOptions)
   /** Claim and process until `close()`; resolves after the graceful drain. */
   run(): Promise<void>
-  /** Stop claiming; resolves once in-flight jobs finished (within the grace period). */
+  /** Stop claiming, abort running handlers' signals; resolves once they finished (within the grace period). */
   close(): Promise<void>
+  /** `await using worker = ...`: `close()` at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>
   stats(): WorkerStats
 }
 

@@ -47,6 +47,7 @@ class EchoMQError extends Error {
     /** A partial batch: `[{id, state}]` per payload, state `written` / `not_written` / `unknown`. */
     if (details && details.items !== undefined) this.items = details.items
     if (details && details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs
+    if (details && details.id !== undefined) this.id = details.id
   }
 }
 
@@ -65,6 +66,7 @@ function toEchoMQError(e) {
       found: e.found,
       word: e.word,
       items: e.items,
+      id: e.id,
       retryAfterMs: e.retryAfterMs,
       lastError: e.code === 'EMQ_JOB_DEAD' ? (e.lastError ?? null) : undefined,
     })
@@ -117,8 +119,10 @@ const CONNECT_OPTIONS = [
   'strictBundle',
   'publishEvents',
   'wireVersion',
+  'waitReplicas',
+  'waitTimeoutMs',
 ]
-const ENQUEUE_OPTIONS = ['dedupId', 'dedupTtlMs']
+const ENQUEUE_OPTIONS = ['id', 'runAtMs', 'delayMs', 'dedupId', 'dedupTtlMs']
 const WORKER_OPTIONS = [
   'concurrency',
   'leaseMs',
@@ -137,6 +141,11 @@ const WORKER_OPTIONS = [
   'keepResultMs',
 ]
 
+const RETRY_OPTIONS = ['delayMs', 'maxAttempts', 'error']
+const BROWSE_OPTIONS = ['newestFirst', 'limit', 'range']
+/** Worker options handled here rather than by the core. */
+const WORKER_JS_OPTIONS = ['handleSignals']
+
 // Batch verdicts in `Promise.allSettled` shape.
 const settled = (verdicts) =>
   verdicts.map((v) =>
@@ -144,6 +153,13 @@ const settled = (verdicts) =>
       ? { status: 'rejected', reason: toEchoMQError(v) }
       : { status: 'fulfilled', value: v === null ? undefined : v }
   )
+
+// A repeat's unset fields read as null, like a job's lastError.
+const REPEAT_OPTIONAL = ['everyMs', 'cron', 'tz', 'startAt', 'endAt', 'limit', 'lastRunMs', 'lastId']
+const normalizeRepeat = (repeat) => {
+  for (const field of REPEAT_OPTIONAL) if (repeat[field] === undefined) repeat[field] = null
+  return repeat
+}
 
 const normalizeJob = (job) => {
   if (job && job.lastError === undefined) job.lastError = null
@@ -195,6 +211,7 @@ class Client {
     return this[NATIVE].nodeId()
   }
 
+  /** `options`: `{id, runAtMs, delayMs}` (not both times) or `{dedupId, dedupTtlMs}`. */
   enqueue(queue, payload, options) {
     return call(() => {
       const opts = checkOptions(options, ENQUEUE_OPTIONS, 'enqueue option')
@@ -225,7 +242,15 @@ class Client {
   completeMany(queue, jobs) {
     return call(() => this[NATIVE].completeMany(queue, jobs)).then(settled)
   }
+  /**
+   * `retry(queue, id, token, {delayMs, maxAttempts, error})` (omitted: the
+   * core's defaults), or the positional `retry(queue, id, token, delayMs, maxAttempts, error)`.
+   */
   retry(queue, id, token, delayMs, maxAttempts, error) {
+    if (delayMs === undefined || delayMs === null || typeof delayMs === 'object') {
+      const opts = checkOptions(delayMs, RETRY_OPTIONS, 'retry option')
+      return call(() => this[NATIVE].retryWith(queue, id, token, opts))
+    }
     return call(() => this[NATIVE].retry(queue, id, token, delayMs, maxAttempts, error))
   }
   extend(queue, id, token, leaseMs) {
@@ -242,6 +267,19 @@ class Client {
   }
   reapStalled(queue, limit, maxStalls) {
     return call(() => this[NATIVE].reapStalled(queue, limit, maxStalls))
+  }
+  upsertRepeat(queue, name, options = {}) {
+    const { payload = '', ...schedule } = options || {}
+    return call(() => this[NATIVE].upsertRepeat(queue, name, payload, schedule)).then(normalizeRepeat)
+  }
+  removeRepeat(queue, name) {
+    return call(() => this[NATIVE].removeRepeat(queue, name))
+  }
+  listRepeats(queue) {
+    return call(() => this[NATIVE].listRepeats(queue)).then((all) => all.map(normalizeRepeat))
+  }
+  fireRepeats(queue, limit) {
+    return call(() => this[NATIVE].fireRepeats(queue, limit))
   }
   setConcurrency(queue, n) {
     return call(() => this[NATIVE].setConcurrency(queue, n))
@@ -270,7 +308,12 @@ class Client {
   requeueAllDead(queue, limit = null) {
     return call(() => this[NATIVE].requeueAllDead(queue, limit))
   }
+  /** `browse(queue, set, {newestFirst, limit, range})`, or the positional form. */
   browse(queue, set, newestFirst = false, limit = undefined, range = null) {
+    if (newestFirst !== null && typeof newestFirst === 'object') {
+      const o = checkOptions(newestFirst, BROWSE_OPTIONS, 'browse option')
+      return call(() => this[NATIVE].browse(queue, set, o.newestFirst ?? false, o.limit, o.range ?? null))
+    }
     return call(() => this[NATIVE].browse(queue, set, newestFirst, limit, range))
   }
   pause(queue) {
@@ -338,13 +381,148 @@ class Client {
   close() {
     return call(() => this[NATIVE].close())
   }
+  /** A handle on one queue: its verbs without the name. Throws `EMQ_INVALID_QUEUE` at once. */
+  queue(name) {
+    return new Queue(this, name)
+  }
+  /** `await using client = await connect()`: closes it at the end of the scope. */
+  [Symbol.asyncDispose]() {
+    return this.close()
+  }
 }
 
-/** Connect and fence; resolves to a `Client`. */
+/**
+ * One queue of a `Client` (`client.queue('emails')`): the per-queue verbs
+ * without repeating the name. The client plus the name checked by the core,
+ * nothing more (its Rust twin is `echomq::Queue`).
+ */
+class Queue {
+  #client
+  #name
+  constructor(client, name) {
+    if (!(client instanceof Client)) throw invalidArgument('Queue needs a connected Client')
+    // The core's queue-name check and error (EMQ_INVALID_QUEUE), before any I/O.
+    callSync(() => native.queueKey(name, 'meta'))
+    this.#client = client
+    this.#name = name
+  }
+  get name() {
+    return this.#name
+  }
+  get client() {
+    return this.#client
+  }
+  enqueue(payload, options) {
+    return this.#client.enqueue(this.#name, payload, options)
+  }
+  enqueueMany(payloads) {
+    return this.#client.enqueueMany(this.#name, payloads)
+  }
+  claim(leaseMs) {
+    return this.#client.claim(this.#name, leaseMs)
+  }
+  claimMany(max, leaseMs) {
+    return this.#client.claimMany(this.#name, max, leaseMs)
+  }
+  complete(id, token) {
+    return this.#client.complete(this.#name, id, token)
+  }
+  completeMany(jobs) {
+    return this.#client.completeMany(this.#name, jobs)
+  }
+  retry(id, token, options) {
+    return this.#client.retry(this.#name, id, token, options ?? {})
+  }
+  extend(id, token, leaseMs) {
+    return this.#client.extend(this.#name, id, token, leaseMs)
+  }
+  extendMany(jobs, leaseMs) {
+    return this.#client.extendMany(this.#name, jobs, leaseMs)
+  }
+  promote(limit) {
+    return this.#client.promote(this.#name, limit)
+  }
+  reapStalled(limit, maxStalls) {
+    return this.#client.reapStalled(this.#name, limit, maxStalls)
+  }
+  setConcurrency(n) {
+    return this.#client.setConcurrency(this.#name, n)
+  }
+  setRateLimit(max, perMs) {
+    return this.#client.setRateLimit(this.#name, max, perMs)
+  }
+  rateLimit(id, token, ms) {
+    return this.#client.rateLimit(this.#name, id, token, ms)
+  }
+  reap(limit) {
+    return this.#client.reap(this.#name, limit)
+  }
+  counts() {
+    return this.#client.counts(this.#name)
+  }
+  job(id) {
+    return this.#client.job(this.#name, id)
+  }
+  browse(set, options) {
+    return this.#client.browse(this.#name, set, options ?? {})
+  }
+  pause() {
+    return this.#client.pause(this.#name)
+  }
+  resume() {
+    return this.#client.resume(this.#name)
+  }
+  isPaused() {
+    return this.#client.isPaused(this.#name)
+  }
+  requeueDead(id) {
+    return this.#client.requeueDead(this.#name, id)
+  }
+  remove(id) {
+    return this.#client.remove(this.#name, id)
+  }
+  drain(includeScheduled = false, limit = null) {
+    return this.#client.drain(this.#name, includeScheduled, limit)
+  }
+  purgeDead(olderThanMs = null, limit = null) {
+    return this.#client.purgeDead(this.#name, olderThanMs, limit)
+  }
+  requeueAllDead(limit = null) {
+    return this.#client.requeueAllDead(this.#name, limit)
+  }
+  subscribe() {
+    return this.#client.subscribe(this.#name)
+  }
+  waitFor(id, timeoutMs) {
+    return this.#client.waitFor(this.#name, id, timeoutMs)
+  }
+  logs(id, start = 0, end = -1) {
+    return this.#client.logs(this.#name, id, start, end)
+  }
+  result(id) {
+    return this.#client.result(this.#name, id)
+  }
+  waitForResult(id, timeoutMs) {
+    return this.#client.waitForResult(this.#name, id, timeoutMs)
+  }
+  /** `new Worker(client, name, handler, options)`. */
+  worker(handler, options) {
+    return new Worker(this.#client, this.#name, handler, options)
+  }
+}
+
+/**
+ * Connect and fence; resolves to a `Client`. No `url` (or only options):
+ * `EMQ_URL`, else `redis://127.0.0.1:6379/`.
+ */
 function connect(url, options) {
+  if (url !== null && typeof url === 'object' && options === undefined) {
+    options = url
+    url = undefined
+  }
   return call(async () => {
     const opts = checkOptions(options, CONNECT_OPTIONS, 'connect option')
-    return new Client(await native.connect(url, opts))
+    return new Client(await native.connect(url ?? null, opts))
   })
 }
 
@@ -459,32 +637,83 @@ function failure(e) {
   return { message: String(message), fatal }
 }
 
+// SIGTERM: one process listener for every running worker that wants it,
+// installed only when the application has no SIGTERM listener of its own
+// (then it decides), and removed when the last such worker stops.
+const SIGTERM_WORKERS = new Set()
+let sigtermListener = null
+
+function onSigterm(worker) {
+  if (sigtermListener === null) {
+    if (process.listenerCount('SIGTERM') > 0) return () => {}
+    sigtermListener = () => {
+      for (const w of SIGTERM_WORKERS) w.close().catch(() => {})
+    }
+    process.on('SIGTERM', sigtermListener)
+  }
+  SIGTERM_WORKERS.add(worker)
+  return () => {
+    SIGTERM_WORKERS.delete(worker)
+    if (SIGTERM_WORKERS.size === 0 && sigtermListener !== null) {
+      process.removeListener('SIGTERM', sigtermListener)
+      sigtermListener = null
+    }
+  }
+}
+
+/** The reasons a handler's `signal` aborts with (`signal.reason`). */
+function abortReason(code, message) {
+  const reason = new EchoMQError(message, code)
+  return reason
+}
+
 class Worker extends EventEmitter {
   #native
   #running = null
+  /** `id:token` → the AbortController of a job whose handler is running. */
+  #inFlight = new Map()
+  #stopping = false
+  #handleSignals
 
   /**
    * @param client a connected `Client`
    * @param queue the queue to consume
-   * @param handler `async (job) => {...}`; resolve = done, throw/reject = retry,
-   *   throw `UnrecoverableError` = dead now
-   * @param options camelCase worker options
+   * @param handler `async (job, signal) => {...}`; resolve = done, throw/reject
+   *   = retry, throw `UnrecoverableError` = dead now. `signal` (an
+   *   `AbortSignal`) aborts when the job's lease is lost (another worker may
+   *   run it now) or the worker shuts down; `signal.reason` is an
+   *   `EchoMQError` with code `EMQ_LEASE_LOST` or `EMQ_CLOSED`.
+   * @param options camelCase worker options, plus `handleSignals` (default
+   *   true: SIGTERM closes the worker gracefully while it runs, unless the
+   *   application listens for SIGTERM itself)
    */
   constructor(client, queue, handler, options) {
     super()
     if (!(client instanceof Client)) throw invalidArgument('Worker needs a connected Client')
     if (typeof handler !== 'function') throw invalidArgument('Worker handler must be a function')
-    const opts = checkOptions(options, WORKER_OPTIONS, 'worker option')
+    const all = checkOptions(options, [...WORKER_OPTIONS, ...WORKER_JS_OPTIONS], 'worker option')
+    let opts = all
+    if (all && 'handleSignals' in all) {
+      opts = { ...all }
+      delete opts.handleSignals
+    }
+    this.#handleSignals = !(all && all.handleSignals === false)
     const keep = opts !== undefined && opts !== null && opts.keepResultMs > 0
     const runOne = async (job) => {
+      const key = `${job.id}:${job.token}`
+      const controller = new AbortController()
+      if (this.#stopping) controller.abort(abortReason(ErrorCode.CLOSED, 'the worker is shutting down'))
+      this.#inFlight.set(key, controller)
       // The handle writes this job's progress and log as its holder.
       job.updateProgress = (value) => client.updateProgress(queue, job.id, job.token, value)
       job.log = (line, maxLines) => client.log(queue, job.id, line, maxLines)
       try {
-        const value = await handler(job)
+        const value = await handler(job, controller.signal)
         return keep ? { result: resultBytes(value) } : null
       } catch (e) {
         return failure(e)
+      } finally {
+        this.#inFlight.delete(key)
       }
     }
     // One call per batch of up to `handlerBatch` jobs; they run concurrently.
@@ -495,23 +724,39 @@ class Worker extends EventEmitter {
   /**
    * Claim and process until `close()`; resolves after the graceful drain.
    * Worker events go to the listeners attached before `run()` (none
-   * attached: no event crosses to JS at all). An `'error'` event with no
-   * listener is dropped, never thrown: it is logged by the core already.
+   * attached: only `leaseLost`, which aborts the handler's signal, crosses
+   * to JS). An `'error'` event with no listener is dropped, never thrown: it
+   * is logged by the core already. While it runs, SIGTERM closes the worker
+   * (see the constructor's `handleSignals`).
    */
   run() {
     if (!this.#running) {
       this.#listen()
-      this.#running = call(() => this.#native.run())
+      const unhook = this.#hookSigterm()
+      this.#running = call(() => this.#native.run()).finally(unhook)
     }
     return this.#running
   }
 
+  #hookSigterm() {
+    if (!this.#handleSignals) return () => {}
+    return onSigterm(this)
+  }
+
   #listen() {
     const wanted = Object.keys(WORKER_EVENTS).filter((n) => this.listenerCount(WORKER_EVENTS[n]) > 0)
-    if (wanted.length === 0) return
+    // A lost lease always crosses: it aborts that job's handler signal.
+    if (!wanted.includes('lease_lost')) wanted.push('lease_lost')
     callSync(() =>
       this.#native.onEvent(wanted, (raw) => {
         const event = workerEvent(raw)
+        if (event.name === 'leaseLost') {
+          const controller = this.#inFlight.get(`${event.id}:${event.token}`)
+          if (controller) {
+            controller.abort(abortReason(ErrorCode.LEASE_LOST, `the lease of job ${event.id} was lost`))
+          }
+          if (this.listenerCount('leaseLost') === 0) return
+        }
         if (event.name === 'error') {
           if (this.listenerCount('error') === 0) return
           const error = new EchoMQError(event.error, event.code)
@@ -523,11 +768,22 @@ class Worker extends EventEmitter {
     )
   }
 
-  /** Stop claiming; resolves once in-flight jobs finished (within the grace period). */
+  /**
+   * Stop claiming; running handlers' signals abort (`EMQ_CLOSED`) and they
+   * finish within the grace period; resolves once they did.
+   */
   async close() {
+    this.#stopping = true
     this.#native.stop()
+    const reason = abortReason(ErrorCode.CLOSED, 'the worker is shutting down')
+    for (const controller of this.#inFlight.values()) controller.abort(reason)
     if (this.#running) await this.#running
     else this.#native.release()
+  }
+
+  /** `await using worker = new Worker(...)`: closes (and drains) it at the end of the scope. */
+  [Symbol.asyncDispose]() {
+    return this.close()
   }
 
   /** `{claimed, completed, retried, dead, leaseLost, inFlight}` */
@@ -547,6 +803,7 @@ const helper = (name) => {
 module.exports = {
   connect,
   Client,
+  Queue,
   Worker,
   Subscription,
   WORKER_EVENTS,

@@ -7,6 +7,7 @@ const echomq = require('./index.js')
 export const {
   connect,
   Client,
+  Queue,
   Worker,
   Subscription,
   WORKER_EVENTS,

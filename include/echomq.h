@@ -5,7 +5,7 @@
  * Conventions, for every function below:
  *
  * - Status. Fallible functions return an emq_status: EMQ_OK (0) or an error
- *   code. Codes 1..16 are the core error kinds (stable numbers, see
+ *   code. Codes 1..99 are the core error kinds (stable numbers, see
  *   docs/API.md); EMQ_ERR_NULL_POINTER, EMQ_ERR_INVALID_UTF8 and EMQ_ERR_PANIC
  *   belong to the C boundary. Branch on codes, never on message text.
  *
@@ -22,7 +22,7 @@
  * - Ownership. Everything the library returns through an out-parameter
  *   pointer (jobs, lists, records, strings, errors) is owned by the caller and
  *   released with the matching emq_*_free named on the function; every free
- *   accepts NULL. Structs filled in place (emq_enqueued, emq_counts, emq_id,
+ *   accepts NULL. Structs filled in place (emq_enqueued, emq_queue_counts, emq_id,
  *   ...) need no free. Strings documented as static are never freed.
  *
  * - Threads. An emq_client may be used from any number of threads at once.
@@ -85,6 +85,203 @@
 #define EMQ_PREFETCH_CONCURRENCY -1
 
 /**
+ * Where a failed job went (`emq_retry`).
+ *
+ * An answer-only enum: the library writes it, C reads it, so a Rust enum is
+ * sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+ * a value an older header does not name is still a valid `int32_t`.
+ */
+enum emq_retry_outcome
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Back in `schedule`, to run again after the delay.
+     */
+    EMQ_RETRY_SCHEDULED = 0,
+    /**
+     * At max attempts: in the dead set with its `last_error`.
+     */
+    EMQ_RETRY_DEAD = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum emq_retry_outcome emq_retry_outcome;
+#else
+typedef int32_t emq_retry_outcome;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The `state` of a job row (`EMQ_STATE_*`).
+ *
+ * An answer-only enum: the library writes it, C reads it, so a Rust enum is
+ * sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+ * a value an older header does not name is still a valid `int32_t`.
+ */
+enum emq_job_state
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    EMQ_STATE_PENDING = 0,
+    EMQ_STATE_ACTIVE = 1,
+    EMQ_STATE_SCHEDULED = 2,
+    EMQ_STATE_DEAD = 3,
+    /**
+     * A state this library does not know, written by another runtime sharing
+     * the deployment (say the reference runtime's `awaiting_children`).
+     */
+    EMQ_STATE_UNKNOWN = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum emq_job_state emq_job_state;
+#else
+typedef int32_t emq_job_state;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which worker event (`EMQ_EVENT_*`).
+ *
+ * An answer-only enum: the library writes it, C reads it, so a Rust enum is
+ * sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+ * a value an older header does not name is still a valid `int32_t`.
+ */
+enum emq_worker_event_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * A handler started on a job (`id`, `token`).
+     */
+    EMQ_EVENT_ACTIVE = 1,
+    /**
+     * The job completed (`id`, `token`, `duration_ms`).
+     */
+    EMQ_EVENT_COMPLETED = 2,
+    /**
+     * The handler failed (`id`, `token`, `error`, `duration_ms`; `retry_in_ms`
+     * until the next attempt, or -1 when the job went dead).
+     */
+    EMQ_EVENT_FAILED = 3,
+    /**
+     * The job went dead (`id`, `token`, `error`).
+     */
+    EMQ_EVENT_DEAD = 4,
+    /**
+     * The worker no longer holds the job (`id`, `token`).
+     */
+    EMQ_EVENT_LEASE_LOST = 5,
+    /**
+     * The reap pump returned `count` lapsed jobs to pending.
+     */
+    EMQ_EVENT_STALLED = 6,
+    /**
+     * A non-fatal failure of the worker's own calls (`error`, `error_status`).
+     */
+    EMQ_EVENT_ERROR = 7,
+    /**
+     * A claim found the queue empty after work.
+     */
+    EMQ_EVENT_DRAINED = 8,
+    /**
+     * The worker stopped; the last event of a run.
+     */
+    EMQ_EVENT_CLOSED = 9,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum emq_worker_event_kind emq_worker_event_kind;
+#else
+typedef int32_t emq_worker_event_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How a waited-on job ended (`EMQ_SETTLED_*`).
+ *
+ * An answer-only enum: the library writes it, C reads it, so a Rust enum is
+ * sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+ * a value an older header does not name is still a valid `int32_t`.
+ */
+enum emq_settled
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    EMQ_SETTLED_COMPLETED = 1,
+    EMQ_SETTLED_DEAD = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum emq_settled emq_settled;
+#else
+typedef int32_t emq_settled;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What a key is, by parse (`EMQ_CLASS_*`).
+ *
+ * An answer-only enum: the library writes it, C reads it, so a Rust enum is
+ * sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+ * a value an older header does not name is still a valid `int32_t`.
+ */
+enum emq_key_class
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * `emq:{q}:<type>`
+     */
+    EMQ_CLASS_QUEUE = 0,
+    /**
+     * `emq:{q}:job:<id>`
+     */
+    EMQ_CLASS_JOB = 1,
+    /**
+     * `emq:{q}:metrics:<completed|failed>`
+     */
+    EMQ_CLASS_METRIC = 2,
+    /**
+     * `{emq}:<member>`
+     */
+    EMQ_CLASS_RESERVE = 3,
+    /**
+     * Anything the key grammar does not produce.
+     */
+    EMQ_CLASS_UNCLASSIFIED = 4,
+    /**
+     * `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
+     */
+    EMQ_CLASS_DEDUP = 5,
+    /**
+     * `emq:{q}:repeat:<name>` (wire 2.1.0; `key_type` `"repeat"`, `member` the name)
+     */
+    EMQ_CLASS_REPEAT = 6,
+    /**
+     * `emq:{q}:job:<id>:logs` (wire 2.1.0; `key_type` `"logs"`, `id` the job's id)
+     */
+    EMQ_CLASS_JOB_LOGS = 7,
+    /**
+     * `emq:{q}:job:<id>:result` (wire 2.1.0; `key_type` `"result"`, `id` the job's id)
+     */
+    EMQ_CLASS_JOB_RESULT = 8,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum emq_key_class emq_key_class;
+#else
+typedef int32_t emq_key_class;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A connection to one EchoMQ deployment (opaque). Made by `emq_connect`,
  * released by `emq_client_free`.
  *
@@ -115,10 +312,16 @@ typedef struct emq_subscription emq_subscription;
 typedef struct emq_worker emq_worker;
 
 /**
- * Connect options; start from `emq_connect_options_default()` and set only
- * what you need. Strings are borrowed for the duration of `emq_connect`.
+ * Connect options; start from `emq_connect_options_init(&o, sizeof o)` and
+ * set only what you need. Strings are borrowed for the duration of
+ * `emq_connect`. The struct may grow in later versions (new fields are
+ * appended); a program built against an older, smaller one keeps working.
  */
 typedef struct emq_connect_options {
+    /**
+     * `sizeof` the struct as the caller compiled it; set by the init function.
+     */
+    size_t size;
     /**
      * Node id mixed into minted ids, 0..=1023; -1 (default) = `EMQ_NODE_ID`,
      * else a per-process random value.
@@ -154,12 +357,21 @@ typedef struct emq_connect_options {
      * NULL (default) = the newest.
      */
     const char *wire_version;
+    /**
+     * Durable writes: `WAIT` for this many replicas after every enqueue verb
+     * and complete; fewer answers `EMQ_ERR_NOT_DURABLE`. Default 0 (no WAIT).
+     */
+    uint32_t wait_replicas;
+    /**
+     * How long one `WAIT` may block, ms. Default 1000.
+     */
+    uint64_t wait_timeout_ms;
 } emq_connect_options;
 
 /**
  * The result of every fallible function: `EMQ_OK` (0) or an error code.
  *
- * Codes 1..=16 are the core's error kinds (the numbers of docs/API.md, stable
+ * Codes 1..=23 are the core's error kinds (the numbers of docs/API.md, stable
  * forever); codes from 100 up belong to the C boundary itself.
  */
 typedef int32_t emq_status;
@@ -313,6 +525,11 @@ typedef struct emq_job {
      */
     const uint8_t *payload;
     size_t payload_len;
+    /**
+     * Which attempt this claim is (1 on the first claim). Equal to `token`
+     * at claim time under echomq:2.x, but only `token` settles.
+     */
+    uint64_t attempts;
 } emq_job;
 
 /**
@@ -352,11 +569,6 @@ typedef struct emq_verdict_list {
 } emq_verdict_list;
 
 /**
- * Where a failed job went (`emq_retry`).
- */
-typedef int32_t emq_retry_outcome;
-
-/**
  * Sizes of a queue's four sets and its two counters.
  */
 typedef struct emq_queue_counts {
@@ -375,11 +587,6 @@ typedef struct emq_queue_counts {
 } emq_queue_counts;
 
 /**
- * The `state` of a job row (`EMQ_STATE_*`).
- */
-typedef int32_t emq_job_state;
-
-/**
  * A job row as stored, from `emq_get_job`; release with `emq_job_info_free`.
  */
 typedef struct emq_job_info {
@@ -388,7 +595,8 @@ typedef struct emq_job_info {
      */
     char id[EMQ_ID_BUF];
     /**
-     * One of `EMQ_STATE_*`.
+     * One of `EMQ_STATE_*` (`EMQ_STATE_UNKNOWN` for a state another
+     * runtime wrote).
      */
     emq_job_state state;
     uint64_t attempts;
@@ -444,11 +652,6 @@ typedef void (*emq_log_handler)(emq_log_level level,
                                 const char *target,
                                 const char *message,
                                 void *user_data);
-
-/**
- * Which worker event (`EMQ_EVENT_*`).
- */
-typedef int32_t emq_worker_event_kind;
 
 /**
  * One worker event. Fields that do not fit the event are NULL / 0 / -1.
@@ -529,11 +732,6 @@ typedef void (*emq_queue_event_handler)(const struct emq_queue_event *event,
                                         void *user_data);
 
 /**
- * How a waited-on job ended (`EMQ_SETTLED_*`).
- */
-typedef int32_t emq_settled;
-
-/**
  * The parts of a branded id, from `emq_parse_id`.
  */
 typedef struct emq_id_parts {
@@ -556,11 +754,6 @@ typedef struct emq_id_parts {
  * A per-queue key type (`EMQ_KEY_*`), for `emq_queue_key`.
  */
 typedef int32_t emq_key_type;
-
-/**
- * What a key is, by parse (`EMQ_CLASS_*`).
- */
-typedef int32_t emq_key_class;
 
 /**
  * A classified key, from `emq_classify`; release with `emq_key_info_free`.
@@ -592,14 +785,73 @@ typedef struct emq_key_info {
 } emq_key_info;
 
 /**
+ * A repeatable job as stored (`emq_list_repeats`). Optional numbers are 0
+ * when not set; optional strings NULL.
+ */
+typedef struct emq_repeat {
+    /**
+     * The repeat's name, NUL-terminated.
+     */
+    const char *name;
+    /**
+     * The interval in ms; 0 for a cron repeat.
+     */
+    uint64_t every_ms;
+    /**
+     * The cron pattern; NULL for an interval repeat.
+     */
+    const char *cron;
+    /**
+     * The cron pattern's IANA time zone; NULL for an interval repeat.
+     */
+    const char *tz;
+    /**
+     * The payload each fired job carries: `payload_len` bytes; NULL when empty.
+     */
+    const uint8_t *payload;
+    size_t payload_len;
+    /**
+     * The slot it waits for (unix ms, server clock).
+     */
+    uint64_t next_run_ms;
+    uint64_t start_at;
+    uint64_t end_at;
+    uint64_t limit;
+    /**
+     * Jobs fired since the spec last changed.
+     */
+    uint64_t count;
+    /**
+     * The slot of the last fire (0 = none yet) and its job's id ("" = none).
+     */
+    uint64_t last_run_ms;
+    char last_id[EMQ_ID_BUF];
+} emq_repeat;
+
+/**
+ * Repeats from `emq_list_repeats`; release with `emq_repeat_list_free`
+ * (`items` is NULL when `len` is 0).
+ */
+typedef struct emq_repeat_list {
+    struct emq_repeat *items;
+    size_t len;
+} emq_repeat_list;
+
+/**
  * The backoff between attempts (`EMQ_BACKOFF_*`).
  */
 typedef int32_t emq_backoff;
 
 /**
- * Worker options; start from `emq_worker_options_default()`.
+ * Worker options; start from `emq_worker_options_init(&o, sizeof o)`. The
+ * struct may grow in later versions (new fields are appended); a program
+ * built against an older, smaller one keeps working.
  */
 typedef struct emq_worker_options {
+    /**
+     * `sizeof` the struct as the caller compiled it; set by the init function.
+     */
+    size_t size;
     /**
      * Handlers running at once. Default 10.
      */
@@ -751,56 +1003,6 @@ typedef struct emq_value {
 
 #define EMQ_LOG_TRACE 5
 
-/**
- * A handler started on a job (`id`, `token`).
- */
-#define EMQ_EVENT_ACTIVE 1
-
-/**
- * The job completed (`id`, `token`, `duration_ms`).
- */
-#define EMQ_EVENT_COMPLETED 2
-
-/**
- * The handler failed (`id`, `token`, `error`, `duration_ms`; `retry_in_ms`
- * until the next attempt, or -1 when the job went dead).
- */
-#define EMQ_EVENT_FAILED 3
-
-/**
- * The job went dead (`id`, `token`, `error`).
- */
-#define EMQ_EVENT_DEAD 4
-
-/**
- * The worker no longer holds the job (`id`, `token`).
- */
-#define EMQ_EVENT_LEASE_LOST 5
-
-/**
- * The reap pump returned `count` lapsed jobs to pending.
- */
-#define EMQ_EVENT_STALLED 6
-
-/**
- * A non-fatal failure of the worker's own calls (`error`, `error_status`).
- */
-#define EMQ_EVENT_ERROR 7
-
-/**
- * A claim found the queue empty after work.
- */
-#define EMQ_EVENT_DRAINED 8
-
-/**
- * The worker stopped; the last event of a run.
- */
-#define EMQ_EVENT_CLOSED 9
-
-#define EMQ_SETTLED_COMPLETED 1
-
-#define EMQ_SETTLED_DEAD 2
-
 #define EMQ_KEY_PENDING 0
 
 #define EMQ_KEY_ACTIVE 1
@@ -817,44 +1019,9 @@ typedef struct emq_value {
 #define EMQ_KEY_LIMITER 5
 
 /**
- * `emq:{q}:<type>`
+ * `emq:{q}:repeat` (wire 2.1.0): the repeatable jobs' schedule.
  */
-#define EMQ_CLASS_QUEUE 0
-
-/**
- * `emq:{q}:job:<id>`
- */
-#define EMQ_CLASS_JOB 1
-
-/**
- * `emq:{q}:metrics:<completed|failed>`
- */
-#define EMQ_CLASS_METRIC 2
-
-/**
- * `{emq}:<member>`
- */
-#define EMQ_CLASS_RESERVE 3
-
-/**
- * Anything the key grammar does not produce.
- */
-#define EMQ_CLASS_UNCLASSIFIED 4
-
-/**
- * `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
- */
-#define EMQ_CLASS_DEDUP 5
-
-/**
- * `emq:{q}:job:<id>:logs` (wire 2.1.0; `key_type` `"logs"`, `id` the job's id)
- */
-#define EMQ_CLASS_JOB_LOGS 6
-
-/**
- * `emq:{q}:job:<id>:result` (wire 2.1.0; `key_type` `"result"`, `id` the job's id)
- */
-#define EMQ_CLASS_JOB_RESULT 7
+#define EMQ_KEY_REPEAT 6
 
 /**
  * Success.
@@ -952,6 +1119,19 @@ typedef struct emq_value {
 #define EMQ_ERR_RATE_LIMITED 18
 
 /**
+ * A transient server state (loading, busy, failover, slot migration)
+ * outlasted the retries inside the response timeout; nothing ran, and
+ * sending the same call again is safe.
+ */
+#define EMQ_ERR_UNAVAILABLE 20
+
+/**
+ * Written on the master, but fewer than `wait_replicas` replicas acknowledged
+ * it in time (the message names the job id); a failover now may lose it.
+ */
+#define EMQ_ERR_NOT_DURABLE 21
+
+/**
  * `emq_enqueue_many` lost its connection part way; the message says how
  * many items were written. (Resend with `emq_enqueue_with_id`.)
  */
@@ -984,24 +1164,6 @@ typedef struct emq_value {
  * call had no effect on the handles passed in beyond what the message says.
  */
 #define EMQ_ERR_PANIC 102
-
-#define EMQ_STATE_PENDING 0
-
-#define EMQ_STATE_ACTIVE 1
-
-#define EMQ_STATE_SCHEDULED 2
-
-#define EMQ_STATE_DEAD 3
-
-/**
- * Back in `schedule`, to run again after the delay.
- */
-#define EMQ_RETRY_SCHEDULED 0
-
-/**
- * At max attempts: in the dead set with its `last_error`.
- */
-#define EMQ_RETRY_DEAD 1
 
 /**
  * Lex order = mint order; the range filters by mint time.
@@ -1060,13 +1222,26 @@ extern "C" {
 
 /**
  * The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not
- * strict, events published).
+ * strict, events published), by value, `size` set. Returned by value the struct cannot
+ * grow under an already-built program: prefer `emq_connect_options_init`.
  */
 struct emq_connect_options emq_connect_options_default(void);
 
 /**
+ * Fill `*options` (`size` bytes, normally `sizeof *options`) with the
+ * defaults and record `size`, so a later library knows which fields this
+ * program has. NULL is a no-op.
+ *
+ * # Safety
+ * `options` is NULL or valid for writes of `size` bytes.
+ */
+void emq_connect_options_init(struct emq_connect_options *options,
+                              size_t size);
+
+/**
  * Connect to `url` (`redis://[user:password@]host:port/db`, `rediss://…`,
  * `redis+unix:///path`) and run the version fence before anything else.
+ * `url` may be NULL: then `EMQ_URL` when set, else `redis://127.0.0.1:6379/`.
  * `options` may be NULL (defaults). On success `*out` is a new handle the
  * caller releases with `emq_client_free`; on failure `*out` is NULL.
  * A fence mismatch is `EMQ_ERR_VERSION_FENCE` with the value in `(*err)->found`.
@@ -1885,6 +2060,93 @@ const char *emq_protocol_version(void);
 const char *emq_version(void);
 
 /**
+ * Create or update the repeatable job `name` (`[A-Za-z0-9._-]{1,255}`):
+ * exactly one of `every_ms` (> 0) and `cron` (non-NULL: 5 fields, or 6 with
+ * seconds first); `tz` (NULL = `"UTC"`) only with `cron`; `start_at`,
+ * `end_at` (unix ms) and `limit` are 0 when not set. Upserting the same spec
+ * keeps its slot and count and replaces the payload. `next_run_ms` (may be
+ * NULL) gets the slot it waits for. Bad input is `EMQ_ERR_INVALID_ARGUMENT`
+ * with nothing written.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_upsert_repeat(const struct emq_client *client,
+                             const char *queue,
+                             const char *name,
+                             const uint8_t *payload,
+                             size_t payload_len,
+                             uint64_t every_ms,
+                             const char *cron,
+                             const char *tz,
+                             uint64_t start_at,
+                             uint64_t end_at,
+                             uint64_t limit,
+                             uint64_t *next_run_ms,
+                             struct emq_error **err);
+
+/**
+ * Take the repeatable job `name` off the schedule and delete it (jobs it
+ * already fired stay). `*removed` (may be NULL) is false when there was none.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_remove_repeat(const struct emq_client *client,
+                             const char *queue,
+                             const char *name,
+                             bool *removed,
+                             struct emq_error **err);
+
+/**
+ * Every repeatable job of `queue`, soonest slot first. `*out` is a new list
+ * released with `emq_repeat_list_free` (NULL on error).
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_list_repeats(const struct emq_client *client,
+                            const char *queue,
+                            struct emq_repeat_list **out,
+                            struct emq_error **err);
+
+/**
+ * The repeat pump (the worker runs it every `pump_interval_ms`): fire up to
+ * `limit` repeats whose slot is due by the server clock, one job per slot
+ * however many pumps race. `*fired` (may be NULL) gets how many jobs were
+ * enqueued.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_fire_repeats(const struct emq_client *client,
+                            const char *queue,
+                            uint64_t limit,
+                            uint64_t *fired,
+                            struct emq_error **err);
+
+/**
+ * Release a repeat list and its strings and payloads (NULL is a no-op).
+ *
+ * # Safety
+ * The argument is NULL or a value this library returned that has not been
+ * freed; it must not be used afterwards.
+ */
+void emq_repeat_list_free(struct emq_repeat_list *list);
+
+/**
  * Release an error record made by the library (NULL is a no-op). Do not
  * free the `error` of an item inside a list: the list's free releases it.
  *
@@ -1977,9 +2239,22 @@ void emq_string_free(char *text);
 
 /**
  * The documented defaults (concurrency 10, lease 30000 ms, 5 attempts,
- * exponential 1000..60000 ms, pumps every 1000 ms, idle poll 50 ms, grace 10000 ms).
+ * exponential 1000..60000 ms, pumps every 1000 ms, idle poll 50 ms, grace 10000 ms),
+ * by value, `size` set. Returned by value the struct cannot grow under an
+ * already-built program: prefer `emq_worker_options_init`.
  */
 struct emq_worker_options emq_worker_options_default(void);
+
+/**
+ * Fill `*options` (`size` bytes, normally `sizeof *options`) with the
+ * defaults and record `size`, so a later library knows which fields this
+ * program has. NULL is a no-op.
+ *
+ * # Safety
+ * `options` is NULL or valid for writes of `size` bytes.
+ */
+void emq_worker_options_init(struct emq_worker_options *options,
+                             size_t size);
 
 /**
  * Make a worker for `queue` that calls `handler(job, user_data, result)` for

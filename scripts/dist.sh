@@ -37,6 +37,7 @@ IFS=. read -r MAJOR MINOR _ <<<"${VERSION%%[-+]*}"
 if [ "$MAJOR" = 0 ]; then SOVERSION="0.$MINOR"; else SOVERSION="$MAJOR"; fi
 SONAME="libechomq.so.$SOVERSION"
 MAX_BYTES=$((10 * 1024 * 1024))
+ADDON_MAX_BYTES=$((16 * 1024 * 1024))
 started=$SECONDS
 
 stage="$(mktemp -d)"
@@ -122,8 +123,10 @@ tar -C "$stage" --owner=0 --group=0 --numeric-owner --sort=name -czf "$DIST/$nam
 say "dist: $(ls "$DIST" | wc -l) artefacts in $DIST ($((SECONDS - started)) s)"
 check_glibc "$addon"
 check_glibc "$c/lib/libechomq.so.$VERSION"
-# The wheel and the addon are what every install downloads: at most 10 MB each.
+# The wheel and the addon are what every install downloads: at most 10 MB for
+# the wheel; the addon (unpacked, 5 MB packed) carries the cluster client, the
+# cron time-zone database and the emq CLI + dashboard, so its budget is 16 MB.
 size_of "$wheel" "$MAX_BYTES"
-size_of "$addon" "$MAX_BYTES"
+size_of "$addon" "$ADDON_MAX_BYTES"
 for f in "$DIST"/*.tgz "$DIST"/*.tar.gz; do size_of "$f"; done
 ls -l "$DIST"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The C suite: the release library, the Rust-side checks of the C ABI (header
-# drift, struct layouts, API parity, boundary rules), the C test program against
-# a throwaway redis-server (plain and under valgrind), the C/C++ examples, the
+# drift, struct layouts, API parity, boundary rules), the C test program and the
+# C++ wrapper's test program against a throwaway redis-server (plain and under
+# valgrind), the C/C++ examples, the
 # installed pkg-config file, and a smoke run of the demo's C worker and summary.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -36,6 +37,9 @@ cp "$work/h.c" "$work/h.cpp"
 gcc -std=c11 "${CWARN[@]}" -Iinclude "$work/h.c" -o "$work/h_c" "${LINK[@]}"
 g++ -std=c++17 "${CWARN[@]}" -Iinclude "$work/h.cpp" -o "$work/h_cpp" "${LINK[@]}"
 gcc -std=c11 "${CWARN[@]}" -g -Iinclude ffi-c/tests/c/test_ffi.c -o "$work/test_ffi" "${LINK[@]}"
+g++ -std=c++17 "${CWARN[@]}" -g -Iinclude ffi-c/tests/c/test_cpp.cpp -o "$work/test_cpp" "${LINK[@]}"
+# C++20 adds the std::span inputs (run once, below).
+g++ -std=c++20 "${CWARN[@]}" -g -Iinclude ffi-c/tests/c/test_cpp.cpp -o "$work/test_cpp20" "${LINK[@]}"
 gcc -std=c11 "${CWARN[@]}" -Iinclude ffi-c/tests/c/demo_orders.c -o "$work/demo_orders" "${LINK[@]}"
 make -s -C examples/c clean all
 make -s -C examples/polyglot clean-c c
@@ -66,6 +70,16 @@ redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
 valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
   --errors-for-leak-kinds=definite,indirect \
   --error-exitcode=1 "$work/test_ffi"
+
+say "c++: test_cpp (include/echomq.hpp) against $EMQ_URL, then under valgrind"
+redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
+"$work/test_cpp"
+redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
+valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+  --errors-for-leak-kinds=definite,indirect \
+  --error-exitcode=1 "$work/test_cpp"
+redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
+"$work/test_cpp20"
 
 say "c: examples (shared, pkg-config, static, C++)"
 redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null

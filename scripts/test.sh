@@ -11,11 +11,12 @@ say "rust: format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-say "rust: core tests (each test starts its own $(server_version redis-server))"
+say "rust: core tests (each test starts its own $(server_version redis-server) or loopback cluster)"
 cargo test -p echomq
 
 # Every integration test file again, with the harness starting Valkey instead
-# (tls.rs keeps redis-server: the wheel's valkey-server is built without TLS).
+# (tls.rs keeps redis-server: the wheel's valkey-server is built without TLS;
+# tests/cluster.rs starts its loopback cluster on Valkey too).
 say "rust: core integration tests against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
 EMQ_TEST_SERVER="$VALKEY_SERVER" cargo test -p echomq --test '*'
 
@@ -30,10 +31,13 @@ bash scripts/dist.sh
 EMQ_WHEEL=$(ls "$ROOT"/dist/echomq-"$(workspace_version)"-cp39-abi3-*manylinux2014_x86_64*.whl)
 export EMQ_WHEEL
 
-for suite in c python cli node dashboard bench-smoke dist; do
+for suite in c python cli cluster node dashboard bench-smoke dist; do
   if [ -f "scripts/test-$suite.sh" ]; then
     say "$suite"
     bash "scripts/test-$suite.sh"
   fi
 done
+# The failover drill again on Valkey (the cluster tests ran on it above, in
+# the EMQ_TEST_SERVER pass).
+EMQ_SERVER_BIN="$VALKEY_SERVER" bash scripts/test-cluster.sh
 say "all suites passed"

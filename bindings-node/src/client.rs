@@ -23,6 +23,8 @@ pub struct ConnectOptionsJs {
     pub publish_events: Option<bool>,
     /// `echomq:2.1.0` (default) or `echomq:2.0.0`.
     pub wire_version: Option<String>,
+    pub wait_replicas: Option<f64>,
+    pub wait_timeout_ms: Option<f64>,
 }
 
 #[napi(object)]
@@ -45,6 +47,8 @@ pub struct JobJs {
     pub id: String,
     pub payload: Buffer,
     pub token: f64,
+    /// Which attempt this claim is (1 on the first claim).
+    pub attempts: f64,
 }
 
 impl From<Job> for JobJs {
@@ -53,8 +57,17 @@ impl From<Job> for JobJs {
             id: j.id.to_string(),
             payload: j.payload.into(),
             token: num(j.token),
+            attempts: num(j.attempts),
         }
     }
+}
+
+/// `retry`'s options: `{delayMs?, maxAttempts?, error?}` (core defaults).
+#[napi(object)]
+pub struct RetryOptionsJs {
+    pub delay_ms: Option<f64>,
+    pub max_attempts: Option<f64>,
+    pub error: Option<String>,
 }
 
 /// `{id, token}`: what `completeMany` / `extendMany` take (a claimed job fits).
@@ -90,7 +103,10 @@ impl From<Counts> for CountsJs {
 #[napi(object)]
 pub struct JobInfoJs {
     pub id: String,
+    /// `pending`, `active`, `scheduled`, `dead`, or `unknown` (another
+    /// runtime's state; the word is `rawState`).
     pub state: String,
+    pub raw_state: String,
     pub attempts: f64,
     pub payload: Buffer,
     pub last_error: Option<String>,
@@ -103,6 +119,7 @@ impl From<JobInfo> for JobInfoJs {
         JobInfoJs {
             id: j.id.to_string(),
             state: j.state.as_str().to_string(),
+            raw_state: j.state.raw().to_string(),
             attempts: num(j.attempts),
             payload: j.payload.into(),
             last_error: j.last_error,
@@ -151,17 +168,26 @@ fn connect_options(env: &Env, o: Option<ConnectOptionsJs>) -> Result<ConnectOpti
     if let Some(v) = o.wire_version {
         out.wire_version = echomq::WireVersion::parse(&v).map_err(|e| to_js(env, &e))?;
     }
+    if let Some(n) = o.wait_replicas {
+        out.wait_replicas = u32::try_from(uint(env, "waitReplicas", n)?)
+            .map_err(|_| crate::error::invalid_argument(env, "waitReplicas is too large"))?;
+    }
+    if let Some(ms) = o.wait_timeout_ms {
+        out.wait_timeout_ms = uint(env, "waitTimeoutMs", ms)?;
+    }
     Ok(out)
 }
 
-/// `connect(url, options)` → a Promise of a connected, fenced client.
+/// `connect(url, options)` → a Promise of a connected, fenced client. No
+/// URL: `EMQ_URL`, else `redis://127.0.0.1:6379/` (the core's rule).
 #[napi]
 pub fn connect<'env>(
     env: &'env Env,
-    url: String,
+    url: Option<String>,
     options: Option<ConnectOptionsJs>,
 ) -> Result<Object<'env>> {
     let options = connect_options(env, options)?;
+    let url = url.unwrap_or_else(echomq::defaults::url);
     promise(
         env,
         async move { Client::connect(&url, options).await },
@@ -373,6 +399,34 @@ impl NativeClient {
         promise(
             env,
             async move { c.retry(&queue, &id, token, delay, max, &error).await },
+            |_, outcome| Ok(outcome.as_str()),
+        )
+    }
+
+    /// `retry(queue, id, token, {delayMs, maxAttempts, error})`.
+    #[napi]
+    pub fn retry_with<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        id: String,
+        token: f64,
+        options: Option<RetryOptionsJs>,
+    ) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        let token = uint(env, "token", token)?;
+        let d = echomq::RetryOptions::default();
+        let options = match options {
+            None => d,
+            Some(o) => echomq::RetryOptions {
+                delay_ms: uint_or(env, "delayMs", o.delay_ms, d.delay_ms)?,
+                max_attempts: uint_or(env, "maxAttempts", o.max_attempts, d.max_attempts)?,
+                error: o.error.unwrap_or(d.error),
+            },
+        };
+        promise(
+            env,
+            async move { c.retry_with(&queue, &id, token, &options).await },
             |_, outcome| Ok(outcome.as_str()),
         )
     }

@@ -24,6 +24,9 @@ fn build(env: &Env, e: &EmqError) -> Result<Error> {
     if e.kind() == ErrorKind::JobDead {
         obj.set("lastError", e.last_error())?;
     }
+    if let Some(id) = e.job_id() {
+        obj.set("id", id)?;
+    }
     if let Some(items) = e.batch_items() {
         // A partial batch: `[{id, state}]` per payload, in input order.
         let list: Vec<BatchItemJs> = items

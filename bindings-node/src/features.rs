@@ -11,9 +11,16 @@ use echomq::{EnqueueOptions, Reaped};
 use crate::client::{EnqueuedJs, NativeClient};
 use crate::convert::{payload, promise, uint};
 
-/// `enqueue` options, camelCase (all optional).
+/// `enqueue` options, camelCase (all optional): `{id, runAtMs, delayMs}`
+/// (2.0.0) or `{dedupId, dedupTtlMs}` (2.1.0).
 #[napi(object)]
 pub struct EnqueueOptionsJs {
+    /// A caller-chosen id: an existing row answers `duplicate: true`.
+    pub id: Option<String>,
+    /// Run at this unix-ms instant.
+    pub run_at_ms: Option<f64>,
+    /// Run this many ms after the server's now (not with `runAtMs`).
+    pub delay_ms: Option<f64>,
     /// At most one live job per dedup id: a second enqueue answers
     /// `duplicate` with the first job's id. `[A-Za-z0-9._-]{1,255}`.
     pub dedup_id: Option<String>,
@@ -51,12 +58,13 @@ impl NativeClient {
         options: EnqueueOptionsJs,
     ) -> Result<Object<'env>> {
         let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
+        let ms = |name: &str, v: Option<f64>| v.map(|ms| uint(env, name, ms)).transpose();
         let options = EnqueueOptions {
+            id: options.id,
+            run_at_ms: ms("runAtMs", options.run_at_ms)?,
+            delay_ms: ms("delayMs", options.delay_ms)?,
             dedup_id: options.dedup_id,
-            dedup_ttl_ms: options
-                .dedup_ttl_ms
-                .map(|ms| uint(env, "dedupTtlMs", ms))
-                .transpose()?,
+            dedup_ttl_ms: ms("dedupTtlMs", options.dedup_ttl_ms)?,
         };
         promise(
             env,

@@ -20,6 +20,7 @@ mod features;
 mod helpers;
 mod observe;
 mod progress;
+mod repeat;
 mod worker;
 
 pub use admin::*;

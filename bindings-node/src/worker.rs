@@ -27,6 +27,8 @@ pub struct HandlerJob {
     pub id: String,
     pub payload: Buffer,
     pub token: f64,
+    /// Which attempt this claim is (1 on the first claim).
+    pub attempts: f64,
 }
 
 /// What the wrapped handler's Promise resolves to for one job: `null`
@@ -161,6 +163,7 @@ async fn call(slot: Slot, jobs: Vec<Job>) -> Vec<Output> {
             id: job.id.to_string(),
             payload: job.payload.into(),
             token: num(job.token),
+            attempts: num(job.attempts),
         })
         .collect();
     let verdicts = match handler.call_async_catch(jobs).await {

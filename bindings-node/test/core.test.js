@@ -289,21 +289,21 @@ test('pure helpers', () => {
 
 test('error table: exactly the core codes, as constants', () => {
   const kinds = emq.errorKinds()
-  assert.equal(kinds.length, 21)
+  assert.equal(kinds.length, 23)
   assert.deepEqual(
     kinds.map((k) => k.code),
     [
       'EMQKIND', 'EMQSTALE', 'EMQ_GONE', 'EMQ_LEASE_LOST', 'EMQ_NOT_DEAD', 'EMQ_VERSION_FENCE',
       'EMQ_INVALID_ID', 'EMQ_INVALID_QUEUE', 'EMQ_INVALID_ARGUMENT', 'EMQ_CONNECTION', 'EMQ_TIMEOUT',
       'EMQ_PROTOCOL', 'EMQ_SERVER', 'EMQ_JOB_ACTIVE', 'EMQ_BUNDLE_MISMATCH', 'EMQ_CLOSED',
-      'EMQ_UNSUPPORTED', 'EMQRATE',
+      'EMQ_UNSUPPORTED', 'EMQRATE', 'EMQ_UNAVAILABLE', 'EMQ_NOT_DURABLE',
       'EMQ_PARTIAL_BATCH', 'EMQ_INTERNAL', 'EMQ_JOB_DEAD',
     ]
   )
   // Stable numbers: 1..18, then each later kind's pre-assigned code.
   assert.deepEqual(
     kinds.map((k) => k.status),
-    [...[...Array(18).keys()].map((i) => i + 1), 22, 23, 24]
+    [...[...Array(18).keys()].map((i) => i + 1), 20, 21, 22, 23, 24]
   )
   for (const k of kinds) assert.equal(emq.ErrorCode[k.name], k.code)
   assert.ok(Object.isFrozen(emq.ErrorCode))

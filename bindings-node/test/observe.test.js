@@ -26,7 +26,7 @@ test('core log records reach setLogHandler; an error event with no listener does
   const own = await startRedis()
   const records = []
   emq.setLogHandler((r) => records.push(r))
-  const c = await emq.connect(own.url, { connectTimeoutMs: 300 })
+  const c = await emq.connect(own.url, { connectTimeoutMs: 300, responseTimeoutMs: 500 })
   const q = uniqueQueue('logs')
   const worker = new emq.Worker(c, q, async () => {}, FAST)
   worker.on('completed', () => {}) // listening, but not to 'error'

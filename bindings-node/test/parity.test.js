@@ -44,6 +44,9 @@ test('client verbs: connect on the module, every other verb a Client method retu
     if (node === 'connect') {
       assert.equal(typeof emq.connect, 'function')
       assert.match(DTS, /export declare function connect\(/)
+    } else if (node === 'queue') {
+      assert.equal(typeof emq.Client.prototype.queue, 'function')
+      assert.match(DTS, /\n  queue\(name: string\): Queue\n/)
     } else {
       assert.equal(typeof emq.Client.prototype[node], 'function', `Client.${node}`)
       assert.match(DTS, new RegExp(`\\n  ${node}\\([^)]*\\): Promise<`), `index.d.ts declares Client.${node} → Promise`)
@@ -53,6 +56,22 @@ test('client verbs: connect on the module, every other verb a Client method retu
   const documented = new Set(verbs.map(([, n]) => n))
   const extra = Object.getOwnPropertyNames(emq.Client.prototype).filter(
     (n) => n !== 'constructor' && n !== 'nodeId' && !documented.has(n)
+  )
+  assert.deepEqual(extra, [])
+})
+
+test('queue handles: every per-queue verb on Queue, declared in index.d.ts, and nothing else', () => {
+  const verbs = rows('Queue handles')
+  assert.equal(verbs[0][1], 'queue')
+  const body = DTS.slice(DTS.indexOf('export declare class Queue {'), DTS.indexOf('\n}', DTS.indexOf('export declare class Queue {')))
+  for (const [rust, node] of verbs.slice(1)) {
+    assert.equal(node, camel(rust), `${rust} is ${camel(rust)} in Node`)
+    assert.equal(typeof emq.Queue.prototype[node], 'function', `Queue.${node}`)
+    assert.match(body, new RegExp(`\\n  ${node}\\(`), `index.d.ts declares Queue.${node}`)
+  }
+  const documented = new Set(verbs.map(([, n]) => n))
+  const extra = Object.getOwnPropertyNames(emq.Queue.prototype).filter(
+    (n) => !['constructor', 'name', 'client'].includes(n) && !documented.has(n)
   )
   assert.deepEqual(extra, [])
 })
@@ -87,7 +106,7 @@ test('connect and worker options: the docs names in camelCase, and nothing else'
   const connectOpts = optionNames('Connect options (all optional)').map(camel)
   assert.deepEqual(connectOpts.sort(), [
     'clientName', 'connectTimeoutMs', 'maxPayload', 'nodeId', 'publishEvents', 'responseTimeoutMs', 'strictBundle',
-    'wireVersion',
+    'waitReplicas', 'waitTimeoutMs', 'wireVersion',
   ])
   const workerOpts = optionNames('Worker options:').map(camel)
   assert.deepEqual(workerOpts.sort(), [

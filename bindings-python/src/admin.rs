@@ -3,6 +3,8 @@
 //! package's console script calls.
 
 use pyo3::prelude::*;
+
+use crate::args::{self, Count, Ms};
 use pyo3::types::PyList;
 
 use crate::aio::{future_into_py, NativeAsyncClient};
@@ -26,8 +28,9 @@ impl Client {
         py: Python<'_>,
         queue: String,
         include_scheduled: bool,
-        limit: Option<u64>,
+        limit: Option<Count>,
     ) -> PyResult<u64> {
+        let limit = args::opt(limit);
         let c = &self.inner;
         py.detach(|| c.drain(&queue, include_scheduled, limit))
             .map_err(err)
@@ -38,16 +41,24 @@ impl Client {
         &self,
         py: Python<'_>,
         queue: String,
-        older_than_ms: Option<u64>,
-        limit: Option<u64>,
+        older_than_ms: Option<Ms>,
+        limit: Option<Count>,
     ) -> PyResult<u64> {
+        let older_than_ms = args::opt(older_than_ms);
+        let limit = args::opt(limit);
         let c = &self.inner;
         py.detach(|| c.purge_dead(&queue, older_than_ms, limit))
             .map_err(err)
     }
 
     #[pyo3(signature = (queue, limit=None))]
-    fn requeue_all_dead(&self, py: Python<'_>, queue: String, limit: Option<u64>) -> PyResult<u64> {
+    fn requeue_all_dead(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        limit: Option<Count>,
+    ) -> PyResult<u64> {
+        let limit = args::opt(limit);
         let c = &self.inner;
         py.detach(|| c.requeue_all_dead(&queue, limit)).map_err(err)
     }
@@ -68,8 +79,9 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         include_scheduled: bool,
-        limit: Option<u64>,
+        limit: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let limit = args::opt(limit);
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -83,9 +95,11 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        older_than_ms: Option<u64>,
-        limit: Option<u64>,
+        older_than_ms: Option<Ms>,
+        limit: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let older_than_ms = args::opt(older_than_ms);
+        let limit = args::opt(limit);
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -99,8 +113,9 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        limit: Option<u64>,
+        limit: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let limit = args::opt(limit);
         let c = self.inner.clone();
         future_into_py(
             py,

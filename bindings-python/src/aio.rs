@@ -14,10 +14,12 @@ use std::sync::mpsc;
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
+
+use crate::args::{self, Count, Ms, UnixMs};
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyList;
 
-use crate::client::{browse_args, enqueue_verdicts, verdicts};
+use crate::client::{browse_args, enqueue_options, enqueue_verdicts, retry_options, verdicts};
 use crate::errors::exception;
 use crate::types::*;
 
@@ -136,13 +138,13 @@ fn flag(py: Python<'_>, b: bool) -> PyResult<Bound<'_, PyAny>> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
+#[pyo3(signature = (url=None, *, node_id=None, client_name=None, connect_timeout_ms=None,
     response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
-    wire_version=None))]
+    wire_version=None, wait_replicas=None, wait_timeout_ms=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect_async<'py>(
     py: Python<'py>,
-    url: String,
+    url: Option<String>,
     node_id: Option<Bound<'py, PyAny>>,
     client_name: Option<String>,
     connect_timeout_ms: Option<Bound<'py, PyAny>>,
@@ -151,6 +153,8 @@ pub fn connect_async<'py>(
     strict_bundle: bool,
     publish_events: bool,
     wire_version: Option<String>,
+    wait_replicas: Option<Bound<'py, PyAny>>,
+    wait_timeout_ms: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let options = connect_options(
         node_id.as_ref(),
@@ -161,7 +165,9 @@ pub fn connect_async<'py>(
         strict_bundle,
         publish_events,
         wire_version.as_deref(),
+        (wait_replicas.as_ref(), wait_timeout_ms.as_ref()),
     )?;
+    let url = url.unwrap_or_else(echomq::defaults::url);
     future_into_py(
         py,
         async move { echomq::Client::connect(&url, options).await },
@@ -191,20 +197,22 @@ impl NativeAsyncClient {
         Ok(found.into_iter().map(Into::into).collect())
     }
 
-    #[pyo3(signature = (queue, payload, *, dedup_id=None, dedup_ttl_ms=None))]
+    #[pyo3(signature = (queue, payload, *, id=None, run_at_ms=None, delay_ms=None,
+        dedup_id=None, dedup_ttl_ms=None))]
+    #[allow(clippy::too_many_arguments)]
     fn enqueue<'py>(
         &self,
         py: Python<'py>,
         queue: String,
         payload: &Bound<'py, PyAny>,
+        id: Option<String>,
+        run_at_ms: Option<UnixMs>,
+        delay_ms: Option<Ms>,
         dedup_id: Option<String>,
-        dedup_ttl_ms: Option<u64>,
+        dedup_ttl_ms: Option<Ms>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let options = enqueue_options(id, run_at_ms, delay_ms, dedup_id, dedup_ttl_ms);
         let payload = crate::types::payload(payload)?;
-        let options = echomq::EnqueueOptions {
-            dedup_id,
-            dedup_ttl_ms,
-        };
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -234,8 +242,9 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         payload: &Bound<'py, PyAny>,
-        run_at_ms: u64,
+        run_at_ms: UnixMs,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let run_at_ms = run_at_ms.0;
         let payload = crate::types::payload(payload)?;
         let c = self.inner.clone();
         future_into_py(
@@ -250,8 +259,9 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         payload: &Bound<'py, PyAny>,
-        delay_ms: u64,
+        delay_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let delay_ms = delay_ms.0;
         let payload = crate::types::payload(payload)?;
         let c = self.inner.clone();
         future_into_py(
@@ -280,8 +290,9 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        lease_ms: u64,
+        lease_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let lease_ms = lease_ms.0;
         let c = self.inner.clone();
         let (held, q) = (c.clone(), queue.clone());
         future_into_py(
@@ -298,9 +309,11 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        max: u64,
-        lease_ms: u64,
+        max: Count,
+        lease_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let max = max.0;
+        let lease_ms = lease_ms.0;
         let c = self.inner.clone();
         let (held, q) = (c.clone(), queue.clone());
         future_into_py(
@@ -321,8 +334,9 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         id: String,
-        token: u64,
+        token: Count,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let token = token.0;
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -347,23 +361,23 @@ impl NativeAsyncClient {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (queue, id, token, delay_ms=None, max_attempts=None, error=None))]
+    #[allow(clippy::too_many_arguments)]
     fn retry<'py>(
         &self,
         py: Python<'py>,
         queue: String,
         id: String,
-        token: u64,
-        delay_ms: u64,
-        max_attempts: u64,
-        error: String,
+        token: Count,
+        delay_ms: Option<Ms>,
+        max_attempts: Option<Count>,
+        error: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let options = retry_options(delay_ms, max_attempts, error);
         let c = self.inner.clone();
         future_into_py(
             py,
-            async move {
-                c.retry(&queue, &id, token, delay_ms, max_attempts, &error)
-                    .await
-            },
+            async move { c.retry_with(&queue, &id, token.0, &options).await },
             |py, outcome| Ok(pyo3::types::PyString::new(py, outcome.as_str()).into_any()),
         )
     }
@@ -373,9 +387,11 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         id: String,
-        token: u64,
-        lease_ms: u64,
+        token: Count,
+        lease_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let token = token.0;
+        let lease_ms = lease_ms.0;
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -389,8 +405,9 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         jobs: &Bound<'py, PyAny>,
-        lease_ms: u64,
+        lease_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let lease_ms = lease_ms.0;
         let jobs = id_tokens(jobs)?;
         let c = self.inner.clone();
         future_into_py(
@@ -405,8 +422,9 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        limit: Option<u64>,
+        limit: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let limit = args::opt(limit);
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -423,8 +441,9 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        limit: Option<u64>,
+        limit: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let limit = args::opt(limit);
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -462,9 +481,11 @@ impl NativeAsyncClient {
         queue: String,
         set: String,
         newest_first: bool,
-        limit: Option<u64>,
-        range: Option<(u64, u64)>,
+        limit: Option<Count>,
+        range: Option<(UnixMs, UnixMs)>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let limit = args::opt(limit);
+        let range = range.map(|(a, b): (UnixMs, UnixMs)| (a.0, b.0));
         let (set, range) = browse_args(&set, range)?;
         let c = self.inner.clone();
         future_into_py(

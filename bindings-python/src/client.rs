@@ -2,6 +2,8 @@
 //! network I/O, so Python threads sharing one client run in parallel.
 
 use pyo3::prelude::*;
+
+use crate::args::{self, Count, Ms, UnixMs};
 use pyo3::types::PyList;
 
 use echomq::{blocking, BrowseSet, TimeRange};
@@ -54,14 +56,45 @@ pub fn browse_args(
     ))
 }
 
+/// The enqueue keywords as the core's options.
+pub fn enqueue_options(
+    id: Option<String>,
+    run_at_ms: Option<UnixMs>,
+    delay_ms: Option<Ms>,
+    dedup_id: Option<String>,
+    dedup_ttl_ms: Option<Ms>,
+) -> echomq::EnqueueOptions {
+    echomq::EnqueueOptions {
+        id,
+        run_at_ms: args::opt(run_at_ms),
+        delay_ms: args::opt(delay_ms),
+        dedup_id,
+        dedup_ttl_ms: args::opt(dedup_ttl_ms),
+    }
+}
+
+/// The retry keywords as the core's options; `None` takes its default.
+pub fn retry_options(
+    delay_ms: Option<Ms>,
+    max_attempts: Option<Count>,
+    error: Option<String>,
+) -> echomq::RetryOptions {
+    let d = echomq::RetryOptions::default();
+    echomq::RetryOptions {
+        delay_ms: delay_ms.map_or(d.delay_ms, |m| m.0),
+        max_attempts: max_attempts.map_or(d.max_attempts, |m| m.0),
+        error: error.unwrap_or(d.error),
+    }
+}
+
 #[pyfunction]
-#[pyo3(signature = (url, *, node_id=None, client_name=None, connect_timeout_ms=None,
+#[pyo3(signature = (url=None, *, node_id=None, client_name=None, connect_timeout_ms=None,
     response_timeout_ms=None, max_payload=None, strict_bundle=false, publish_events=true,
-    wire_version=None))]
+    wire_version=None, wait_replicas=None, wait_timeout_ms=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
-    url: String,
+    url: Option<String>,
     node_id: Option<Bound<'_, PyAny>>,
     client_name: Option<String>,
     connect_timeout_ms: Option<Bound<'_, PyAny>>,
@@ -70,6 +103,8 @@ pub fn connect(
     strict_bundle: bool,
     publish_events: bool,
     wire_version: Option<String>,
+    wait_replicas: Option<Bound<'_, PyAny>>,
+    wait_timeout_ms: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Client> {
     let options = connect_options(
         node_id.as_ref(),
@@ -80,7 +115,10 @@ pub fn connect(
         strict_bundle,
         publish_events,
         wire_version.as_deref(),
+        (wait_replicas.as_ref(), wait_timeout_ms.as_ref()),
     )?;
+    // No URL: `EMQ_URL`, else the local default (the core's rule).
+    let url = url.unwrap_or_else(echomq::defaults::url);
     let inner = py
         .detach(|| blocking::Client::connect(&url, options))
         .map_err(err)?;
@@ -111,25 +149,34 @@ impl Client {
         self.inner.close();
     }
 
+    /// A handle on one queue: `echomq.Queue` (the name checked now, no I/O).
+    fn queue(slf: &Bound<'_, Self>, name: String) -> PyResult<Py<PyAny>> {
+        crate::queue::handle(slf.as_any(), name)
+    }
+
     fn bundle_mismatches(&self) -> PyResult<Vec<BundleMismatch>> {
         let found = self.inner.bundle_mismatches().map_err(err)?;
         Ok(found.into_iter().map(Into::into).collect())
     }
 
-    #[pyo3(signature = (queue, payload, *, dedup_id=None, dedup_ttl_ms=None))]
+    /// Enqueue now, or later with `run_at_ms` (int unix ms or datetime) or
+    /// `delay_ms` (int ms or timedelta); under a chosen `id` when given.
+    #[pyo3(signature = (queue, payload, *, id=None, run_at_ms=None, delay_ms=None,
+        dedup_id=None, dedup_ttl_ms=None))]
+    #[allow(clippy::too_many_arguments)]
     fn enqueue(
         &self,
         py: Python<'_>,
         queue: String,
         payload: &Bound<'_, PyAny>,
+        id: Option<String>,
+        run_at_ms: Option<UnixMs>,
+        delay_ms: Option<Ms>,
         dedup_id: Option<String>,
-        dedup_ttl_ms: Option<u64>,
+        dedup_ttl_ms: Option<Ms>,
     ) -> PyResult<Enqueued> {
+        let options = enqueue_options(id, run_at_ms, delay_ms, dedup_id, dedup_ttl_ms);
         let payload = crate::types::payload(payload)?;
-        let options = echomq::EnqueueOptions {
-            dedup_id,
-            dedup_ttl_ms,
-        };
         let c = &self.inner;
         Ok(py
             .detach(|| c.enqueue_with(&queue, &payload, &options))
@@ -157,8 +204,9 @@ impl Client {
         py: Python<'_>,
         queue: String,
         payload: &Bound<'_, PyAny>,
-        run_at_ms: u64,
+        run_at_ms: UnixMs,
     ) -> PyResult<Enqueued> {
+        let run_at_ms = run_at_ms.0;
         let payload = crate::types::payload(payload)?;
         let c = &self.inner;
         Ok(py
@@ -172,8 +220,9 @@ impl Client {
         py: Python<'_>,
         queue: String,
         payload: &Bound<'_, PyAny>,
-        delay_ms: u64,
+        delay_ms: Ms,
     ) -> PyResult<Enqueued> {
+        let delay_ms = delay_ms.0;
         let payload = crate::types::payload(payload)?;
         let c = &self.inner;
         Ok(py
@@ -196,7 +245,8 @@ impl Client {
         enqueue_verdicts(py, answers)
     }
 
-    fn claim(&self, py: Python<'_>, queue: String, lease_ms: u64) -> PyResult<Option<Job>> {
+    fn claim(&self, py: Python<'_>, queue: String, lease_ms: Ms) -> PyResult<Option<Job>> {
+        let lease_ms = lease_ms.0;
         let c = &self.inner;
         let job = py.detach(|| c.claim(&queue, lease_ms)).map_err(err)?;
         Ok(job.map(|j| Job::held(py, &j, c.as_async(), &queue)))
@@ -206,9 +256,11 @@ impl Client {
         &self,
         py: Python<'_>,
         queue: String,
-        max: u64,
-        lease_ms: u64,
+        max: Count,
+        lease_ms: Ms,
     ) -> PyResult<Vec<Job>> {
+        let max = max.0;
+        let lease_ms = lease_ms.0;
         let c = &self.inner;
         let jobs = py
             .detach(|| c.claim_many(&queue, max, lease_ms))
@@ -219,7 +271,8 @@ impl Client {
             .collect())
     }
 
-    fn complete(&self, py: Python<'_>, queue: String, id: String, token: u64) -> PyResult<()> {
+    fn complete(&self, py: Python<'_>, queue: String, id: String, token: Count) -> PyResult<()> {
+        let token = token.0;
         let c = &self.inner;
         py.detach(|| c.complete(&queue, &id, token)).map_err(err)
     }
@@ -238,20 +291,24 @@ impl Client {
         verdicts(py, answers)
     }
 
+    /// Settle a failed attempt; omitted options take the core's defaults
+    /// (`delay_ms` 0, `max_attempts` 5, `error` empty).
+    #[pyo3(signature = (queue, id, token, delay_ms=None, max_attempts=None, error=None))]
     #[allow(clippy::too_many_arguments)]
     fn retry(
         &self,
         py: Python<'_>,
         queue: String,
         id: String,
-        token: u64,
-        delay_ms: u64,
-        max_attempts: u64,
-        error: String,
+        token: Count,
+        delay_ms: Option<Ms>,
+        max_attempts: Option<Count>,
+        error: Option<String>,
     ) -> PyResult<&'static str> {
+        let options = retry_options(delay_ms, max_attempts, error);
         let c = &self.inner;
         let outcome = py
-            .detach(|| c.retry(&queue, &id, token, delay_ms, max_attempts, &error))
+            .detach(|| c.retry_with(&queue, &id, token.0, &options))
             .map_err(err)?;
         Ok(outcome.as_str())
     }
@@ -261,9 +318,11 @@ impl Client {
         py: Python<'_>,
         queue: String,
         id: String,
-        token: u64,
-        lease_ms: u64,
+        token: Count,
+        lease_ms: Ms,
     ) -> PyResult<()> {
+        let token = token.0;
+        let lease_ms = lease_ms.0;
         let c = &self.inner;
         py.detach(|| c.extend(&queue, &id, token, lease_ms))
             .map_err(err)
@@ -274,8 +333,9 @@ impl Client {
         py: Python<'py>,
         queue: String,
         jobs: &Bound<'py, PyAny>,
-        lease_ms: u64,
+        lease_ms: Ms,
     ) -> PyResult<Bound<'py, PyList>> {
+        let lease_ms = lease_ms.0;
         let jobs = id_tokens(jobs)?;
         let c = &self.inner;
         let answers = py
@@ -285,14 +345,16 @@ impl Client {
     }
 
     #[pyo3(signature = (queue, limit=None))]
-    fn promote(&self, py: Python<'_>, queue: String, limit: Option<u64>) -> PyResult<u64> {
+    fn promote(&self, py: Python<'_>, queue: String, limit: Option<Count>) -> PyResult<u64> {
+        let limit = args::opt(limit);
         let c = &self.inner;
         py.detach(|| c.promote(&queue, limit.unwrap_or(echomq::defaults::PUMP_LIMIT)))
             .map_err(err)
     }
 
     #[pyo3(signature = (queue, limit=None))]
-    fn reap(&self, py: Python<'_>, queue: String, limit: Option<u64>) -> PyResult<u64> {
+    fn reap(&self, py: Python<'_>, queue: String, limit: Option<Count>) -> PyResult<u64> {
+        let limit = args::opt(limit);
         let c = &self.inner;
         py.detach(|| c.reap(&queue, limit.unwrap_or(echomq::defaults::PUMP_LIMIT)))
             .map_err(err)
@@ -316,9 +378,11 @@ impl Client {
         queue: String,
         set: String,
         newest_first: bool,
-        limit: Option<u64>,
-        range: Option<(u64, u64)>,
+        limit: Option<Count>,
+        range: Option<(UnixMs, UnixMs)>,
     ) -> PyResult<Vec<String>> {
+        let limit = args::opt(limit);
+        let range = range.map(|(a, b): (UnixMs, UnixMs)| (a.0, b.0));
         let (set, range) = browse_args(&set, range)?;
         let c = &self.inner;
         let ids = py

@@ -61,3 +61,13 @@ pub fn count_or(name: &str, value: Option<&Bound<'_, PyAny>>, default: usize) ->
         ))
     })
 }
+
+/// [`uint_or`] for a duration keyword (`*_ms`): also a `datetime.timedelta`.
+pub fn ms_or(name: &str, value: Option<&Bound<'_, PyAny>>, default: u64) -> PyResult<u64> {
+    match value.filter(|v| !v.is_none()) {
+        Some(v) if !v.is_instance_of::<pyo3::types::PyInt>() => {
+            Ok(v.extract::<crate::args::Ms>()?.0)
+        }
+        other => uint_or(name, other, default),
+    }
+}

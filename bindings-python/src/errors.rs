@@ -13,6 +13,7 @@ pub fn exception<'py>(py: Python<'py>, e: &echomq::Error) -> Bound<'py, PyAny> {
         .found()
         .or_else(|| e.class_word())
         .or_else(|| e.last_error())
+        .or_else(|| e.job_id())
         .map(String::from)
         .or_else(|| e.retry_after_ms().map(|ms| ms.to_string()));
     let made = FROM_NATIVE
@@ -50,10 +51,10 @@ pub fn err(e: echomq::Error) -> PyErr {
     Python::attach(|py| to_py(py, &e))
 }
 
-/// `echomq.Unrecoverable`, the handler's "no more attempts" signal.
+/// `echomq.UnrecoverableError`, the handler's "no more attempts" signal.
 pub fn is_unrecoverable(py: Python<'_>, e: &PyErr) -> bool {
     UNRECOVERABLE
-        .import(py, "echomq._errors", "Unrecoverable")
+        .import(py, "echomq._errors", "UnrecoverableError")
         .map(|t| e.is_instance(py, t))
         .unwrap_or(false)
 }

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 mod admin;
 mod aio;
+mod args;
 mod client;
 mod defaults;
 mod errors;
@@ -14,6 +15,8 @@ mod interp;
 mod limits;
 mod observe;
 mod progress;
+mod queue;
+mod repeat;
 mod stall;
 mod types;
 mod worker;
@@ -37,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<observe::Subscription>()?;
     m.add_class::<stall::Reaped>()?;
     observe::install_logging(m.py())?;
+    m.add_class::<repeat::Repeat>()?;
     m.add_function(wrap_pyfunction!(client::connect, m)?)?;
     m.add_function(wrap_pyfunction!(aio::connect_async, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::mint_job_id, m)?)?;
@@ -50,6 +54,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(helpers::classify, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::slot, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
+    m.add_function(wrap_pyfunction!(queue::check_queue, m)?)?;
     m.add_function(wrap_pyfunction!(defaults::defaults, m)?)?;
     m.add_function(wrap_pyfunction!(aio::_panic_in_core_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(admin::cli_main, m)?)?;

@@ -3,6 +3,8 @@
 
 use pyo3::prelude::*;
 
+use crate::args::{Count, Ms};
+
 use crate::aio::{future_into_py, NativeAsyncClient};
 use crate::client::Client;
 use crate::errors::err;
@@ -13,12 +15,21 @@ fn none(py: Python<'_>, _: ()) -> PyResult<Bound<'_, PyAny>> {
 
 #[pymethods]
 impl Client {
-    fn set_concurrency(&self, py: Python<'_>, queue: String, n: u64) -> PyResult<()> {
+    fn set_concurrency(&self, py: Python<'_>, queue: String, n: Count) -> PyResult<()> {
+        let n = n.0;
         let c = &self.inner;
         py.detach(|| c.set_concurrency(&queue, n)).map_err(err)
     }
 
-    fn set_rate_limit(&self, py: Python<'_>, queue: String, max: u64, per_ms: u64) -> PyResult<()> {
+    fn set_rate_limit(
+        &self,
+        py: Python<'_>,
+        queue: String,
+        max: Count,
+        per_ms: Ms,
+    ) -> PyResult<()> {
+        let max = max.0;
+        let per_ms = per_ms.0;
         let c = &self.inner;
         py.detach(|| c.set_rate_limit(&queue, max, per_ms))
             .map_err(err)
@@ -29,9 +40,11 @@ impl Client {
         py: Python<'_>,
         queue: String,
         id: String,
-        token: u64,
-        ms: u64,
+        token: Count,
+        ms: Ms,
     ) -> PyResult<()> {
+        let token = token.0;
+        let ms = ms.0;
         let c = &self.inner;
         py.detach(|| c.rate_limit(&queue, &id, token, ms))
             .map_err(err)
@@ -44,8 +57,9 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        n: u64,
+        n: Count,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let n = n.0;
         let c = self.inner.clone();
         future_into_py(py, async move { c.set_concurrency(&queue, n).await }, none)
     }
@@ -54,9 +68,11 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        max: u64,
-        per_ms: u64,
+        max: Count,
+        per_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let max = max.0;
+        let per_ms = per_ms.0;
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -70,9 +86,11 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         id: String,
-        token: u64,
-        ms: u64,
+        token: Count,
+        ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let token = token.0;
+        let ms = ms.0;
         let c = self.inner.clone();
         future_into_py(
             py,

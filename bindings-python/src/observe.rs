@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use log::{Log, Metadata, Record};
 use pyo3::prelude::*;
+
+use crate::args::{self, Ms};
 use pyo3::types::PyDict;
 
 use echomq::{QueueEvent as CoreQueueEvent, Settled as CoreSettled, WorkerEvent as CoreEvent};
@@ -239,7 +241,8 @@ impl Subscription {
     /// `None` on timeout or once closed. Detached while it waits; Ctrl-C
     /// interrupts it.
     #[pyo3(signature = (timeout_ms=None))]
-    fn next(&self, py: Python<'_>, timeout_ms: Option<u64>) -> PyResult<Py<PyAny>> {
+    fn next(&self, py: Python<'_>, timeout_ms: Option<Ms>) -> PyResult<Py<PyAny>> {
+        let timeout_ms = args::opt(timeout_ms);
         let deadline = timeout_ms.map(|ms| std::time::Instant::now() + Duration::from_millis(ms));
         loop {
             let now = std::time::Instant::now();
@@ -334,8 +337,9 @@ impl Client {
         py: Python<'_>,
         queue: String,
         id: String,
-        timeout_ms: u64,
+        timeout_ms: Ms,
     ) -> PyResult<Settled> {
+        let timeout_ms = timeout_ms.0;
         let c = &self.inner;
         let settled = py
             .detach(|| c.wait_for(&queue, &id, Duration::from_millis(timeout_ms)))
@@ -367,8 +371,9 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         id: String,
-        timeout_ms: u64,
+        timeout_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let timeout_ms = timeout_ms.0;
         let c = self.inner.clone();
         future_into_py(
             py,

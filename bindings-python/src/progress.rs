@@ -9,6 +9,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
 use crate::aio::{future_into_py, NativeAsyncClient};
+use crate::args::Ms;
 use crate::client::Client;
 use crate::errors::err;
 use crate::types::Job;
@@ -105,11 +106,11 @@ impl Client {
         py: Python<'_>,
         queue: String,
         id: String,
-        timeout_ms: u64,
+        timeout_ms: Ms,
     ) -> PyResult<Py<PyBytes>> {
         let c = &self.inner;
         let value = py
-            .detach(|| c.wait_for_result(&queue, &id, Duration::from_millis(timeout_ms)))
+            .detach(|| c.wait_for_result(&queue, &id, Duration::from_millis(timeout_ms.0)))
             .map_err(err)?;
         Ok(PyBytes::new(py, &value).unbind())
     }
@@ -187,13 +188,13 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         id: String,
-        timeout_ms: u64,
+        timeout_ms: Ms,
     ) -> PyResult<Bound<'py, PyAny>> {
         let c = self.inner.clone();
         future_into_py(
             py,
             async move {
-                c.wait_for_result(&queue, &id, Duration::from_millis(timeout_ms))
+                c.wait_for_result(&queue, &id, Duration::from_millis(timeout_ms.0))
                     .await
             },
             |py, value| Ok(PyBytes::new(py, &value).into_any()),

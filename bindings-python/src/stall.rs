@@ -2,6 +2,8 @@
 
 use pyo3::prelude::*;
 
+use crate::args::Count;
+
 use crate::aio::{future_into_py, NativeAsyncClient};
 use crate::client::Client;
 use crate::errors::err;
@@ -40,9 +42,11 @@ impl Client {
         &self,
         py: Python<'_>,
         queue: String,
-        limit: u64,
-        max_stalls: u64,
+        limit: Count,
+        max_stalls: Count,
     ) -> PyResult<Reaped> {
+        let limit = limit.0;
+        let max_stalls = max_stalls.0;
         let c = &self.inner;
         Ok(py
             .detach(|| c.reap_stalled(&queue, limit, max_stalls))
@@ -57,9 +61,11 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        limit: u64,
-        max_stalls: u64,
+        limit: Count,
+        max_stalls: Count,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let limit = limit.0;
+        let max_stalls = max_stalls.0;
         let c = self.inner.clone();
         future_into_py(
             py,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyTypeError;
 
-use crate::defaults::{count_or, uint_or};
+use crate::defaults::{count_or, ms_or, uint_or};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
@@ -106,6 +106,7 @@ pub fn connect_options(
     strict_bundle: bool,
     publish_events: bool,
     wire_version: Option<&str>,
+    (wait_replicas, wait_timeout_ms): (Option<&Bound<'_, PyAny>>, Option<&Bound<'_, PyAny>>),
 ) -> PyResult<echomq::ConnectOptions> {
     use echomq::defaults as core;
     let node_id = match node_id.filter(|n| !n.is_none()) {
@@ -115,7 +116,7 @@ pub fn connect_options(
         ),
         None => None,
     };
-    let response_ms = uint_or(
+    let response_ms = ms_or(
         "response_timeout_ms",
         response_timeout_ms,
         core::RESPONSE_TIMEOUT_MS,
@@ -127,7 +128,7 @@ pub fn connect_options(
     Ok(echomq::ConnectOptions {
         node_id,
         client_name,
-        connect_timeout: Duration::from_millis(uint_or(
+        connect_timeout: Duration::from_millis(ms_or(
             "connect_timeout_ms",
             connect_timeout_ms,
             core::CONNECT_TIMEOUT_MS,
@@ -137,6 +138,10 @@ pub fn connect_options(
         strict_bundle,
         publish_events,
         wire_version,
+        // Beyond u32 no cluster has that many replicas: it can only answer NotDurable.
+        wait_replicas: u32::try_from(uint_or("wait_replicas", wait_replicas, 0)?)
+            .unwrap_or(u32::MAX),
+        wait_timeout_ms: ms_or("wait_timeout_ms", wait_timeout_ms, 1000)?,
     })
 }
 
@@ -191,7 +196,8 @@ impl From<echomq::Enqueued> for Enqueued {
 
 /// A claimed job: settle it with its `id` and `token`. A job handed out by a
 /// claim or a worker also knows its client and queue, for
-/// `job.update_progress(value)` and `job.log(line)`.
+/// `job.update_progress(value)` and `job.log(line)`. `attempts` is which
+/// attempt this is (1 on the first claim).
 #[pyclass(frozen, module = "echomq")]
 pub struct Job {
     #[pyo3(get)]
@@ -202,15 +208,19 @@ pub struct Job {
     pub token: u64,
     /// The client that claimed it and its queue.
     held: Option<(echomq::Client, String)>,
+    /// Which attempt this is (1 on the first claim).
+    #[pyo3(get)]
+    pub attempts: u64,
 }
 
 #[pymethods]
 impl Job {
     fn __repr__(&self, py: Python<'_>) -> String {
         format!(
-            "Job(id='{}', token={}, payload={})",
+            "Job(id='{}', token={}, attempts={}, payload={})",
             self.id,
             self.token,
+            self.attempts,
             repr_of(py, &self.payload)
         )
     }
@@ -235,6 +245,7 @@ impl Job {
             payload: PyBytes::new(py, &job.payload).unbind(),
             token: job.token,
             held: None,
+            attempts: job.attempts,
         }
     }
 
@@ -296,8 +307,11 @@ impl From<echomq::Counts> for Counts {
 #[pyclass(frozen, get_all, module = "echomq")]
 pub struct JobInfo {
     pub id: String,
-    /// `pending`, `active`, `scheduled` or `dead`.
+    /// `pending`, `active`, `scheduled`, `dead`, or `unknown` for a state
+    /// another runtime wrote (the word itself is `raw_state`).
     pub state: String,
+    /// The `state` field as stored.
+    pub raw_state: String,
     pub attempts: u64,
     pub payload: Py<PyBytes>,
     pub last_error: Option<String>,
@@ -329,6 +343,7 @@ impl JobInfo {
         JobInfo {
             id: info.id.to_string(),
             state: info.state.as_str().to_string(),
+            raw_state: info.state.raw().to_string(),
             attempts: info.attempts,
             payload: PyBytes::new(py, &info.payload).unbind(),
             last_error: info.last_error,

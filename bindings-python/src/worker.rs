@@ -13,7 +13,7 @@ use echomq::{Backoff, HandlerError, Output, WorkerOptions};
 
 use crate::aio::{future_into_py, NativeAsyncClient};
 use crate::client::Client;
-use crate::defaults::{count_or, uint_or};
+use crate::defaults::{count_or, ms_or, uint_or};
 use crate::errors::{err, is_unrecoverable};
 use crate::types::{Job, WorkerStats};
 
@@ -168,25 +168,25 @@ impl NativeWorker {
         let d = WorkerOptions::default();
         let options = WorkerOptions {
             concurrency: count_or("concurrency", concurrency.as_ref(), d.concurrency)?,
-            lease_ms: uint_or("lease_ms", lease_ms.as_ref(), d.lease_ms)?,
+            lease_ms: ms_or("lease_ms", lease_ms.as_ref(), d.lease_ms)?,
             max_attempts: uint_or("max_attempts", max_attempts.as_ref(), d.max_attempts)?,
             backoff: match backoff {
                 Some(name) => Backoff::parse(name).map_err(err)?,
                 None => d.backoff,
             },
-            backoff_base_ms: uint_or(
+            backoff_base_ms: ms_or(
                 "backoff_base_ms",
                 backoff_base_ms.as_ref(),
                 d.backoff_base_ms,
             )?,
-            backoff_cap_ms: uint_or("backoff_cap_ms", backoff_cap_ms.as_ref(), d.backoff_cap_ms)?,
-            pump_interval_ms: uint_or(
+            backoff_cap_ms: ms_or("backoff_cap_ms", backoff_cap_ms.as_ref(), d.backoff_cap_ms)?,
+            pump_interval_ms: ms_or(
                 "pump_interval_ms",
                 pump_interval_ms.as_ref(),
                 d.pump_interval_ms,
             )?,
-            idle_max_ms: uint_or("idle_max_ms", idle_max_ms.as_ref(), d.idle_max_ms)?,
-            shutdown_grace_ms: uint_or(
+            idle_max_ms: ms_or("idle_max_ms", idle_max_ms.as_ref(), d.idle_max_ms)?,
+            shutdown_grace_ms: ms_or(
                 "shutdown_grace_ms",
                 shutdown_grace_ms.as_ref(),
                 d.shutdown_grace_ms,
@@ -196,10 +196,13 @@ impl NativeWorker {
                 None => None,
             },
             handler_batch: count_or("handler_batch", handler_batch.as_ref(), d.handler_batch)?,
-            dead_max_age_ms: optional_uint("dead_max_age_ms", dead_max_age_ms.as_ref())?,
+            dead_max_age_ms: match dead_max_age_ms.as_ref().filter(|v| !v.is_none()) {
+                Some(v) => Some(ms_or("dead_max_age_ms", Some(v), 0)?),
+                None => None,
+            },
             dead_max_len: optional_uint("dead_max_len", dead_max_len.as_ref())?,
             max_stalls: uint_or("max_stalls", max_stalls.as_ref(), d.max_stalls)?,
-            keep_result_ms: uint_or("keep_result_ms", keep_result_ms.as_ref(), d.keep_result_ms)?,
+            keep_result_ms: ms_or("keep_result_ms", keep_result_ms.as_ref(), d.keep_result_ms)?,
         };
         let core = core_client(client)?;
         let call = Call {

@@ -106,7 +106,9 @@ def test_wrong_argument_types(c6, empty):
         c6.enqueue_many("q", b"not a list")
     with pytest.raises(TypeError):
         c6.complete_many("q", [("JOB0000000000a",)])
-    with pytest.raises(OverflowError):
+    # A negative count or duration is a bad argument of ours (issue #17),
+    # not the builtin OverflowError a caller catching EchoMQError misses.
+    with pytest.raises(echomq.InvalidArgumentError):
         c6.claim("q", -1)
     assert keyspace(empty) == set()
 

@@ -66,7 +66,7 @@ def test_claim_and_complete(client, raw, queue, keys):
     job = client.claim(queue, 10_000)
     assert isinstance(job, echomq.Job)
     assert (job.id, job.payload, job.token) == (e.id, b"job", 1)
-    assert repr(job) == f"Job(id='{e.id}', token=1, payload=b'job')"
+    assert repr(job) == f"Job(id='{e.id}', token=1, attempts=1, payload=b'job')"
     r = row(raw, keys.job(e.id))
     assert r["state"] == b"active" and r["attempts"] == b"1"
     deadline = raw.zscore(keys.active, e.id)
@@ -361,6 +361,8 @@ def test_error_classes_follow_the_table():
         echomq.ClosedError: "EMQ_CLOSED",
         echomq.UnsupportedError: "EMQ_UNSUPPORTED",
         echomq.RateLimitedError: "EMQRATE",
+        echomq.UnavailableError: "EMQ_UNAVAILABLE",
+        echomq.NotDurableError: "EMQ_NOT_DURABLE",
     }
     for cls, code in table.items():
         assert issubclass(cls, echomq.EchoMQError)

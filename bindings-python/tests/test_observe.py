@@ -23,7 +23,9 @@ FAST = dict(lease_ms=2000, max_attempts=2, backoff="fixed", backoff_base_ms=10,
 
 def test_a_core_warning_reaches_logging(own_server, caplog) -> None:  # type: ignore[no-untyped-def]
     url, proc = own_server
-    client = echomq.connect(url, connect_timeout_ms=300)
+    # A gone server is retried within the response timeout (issue #15) before
+    # a claim fails: keep it short so the warning comes soon.
+    client = echomq.connect(url, connect_timeout_ms=300, response_timeout_ms=500)
     caplog.set_level(logging.WARNING, logger="echomq")
     worker = echomq.Worker(client, "logs", lambda job: None, idle_max_ms=20)
     thread = threading.Thread(target=worker.run)

@@ -50,8 +50,23 @@ def test_client_verbs_exist_on_both_clients():
         assert callable(getattr(echomq.Client, name, None)), f"Client.{name}"
         verb = getattr(echomq.AsyncClient, name, None)
         assert callable(verb), f"AsyncClient.{name}"
-        if name not in ("close", "bundle_mismatches"):
+        if name not in ("close", "bundle_mismatches", "queue"):
             assert inspect.iscoroutinefunction(verb), f"AsyncClient.{name} is not a coroutine"
+
+
+def test_queue_handle_verbs_exist_on_both_handles():
+    rows = tables()["Queue handles"]
+    names = [name_of(row[0]) for row in rows]
+    assert names[0] == "queue"
+    assert callable(echomq.Client.queue) and callable(echomq.AsyncClient.queue)
+    for name in names[1:]:
+        assert callable(getattr(echomq.Queue, name, None)), f"Queue.{name}"
+        verb = getattr(echomq.AsyncQueue, name, None)
+        assert callable(verb), f"AsyncQueue.{name}"
+        if name != "worker":
+            assert inspect.iscoroutinefunction(verb), f"AsyncQueue.{name} is not a coroutine"
+    public = {n for n in vars(echomq.Queue) if not n.startswith("_")} - {"client"}
+    assert public == set(names[1:]), public ^ set(names[1:])
 
 
 def test_pure_helpers_exist():

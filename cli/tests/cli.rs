@@ -622,6 +622,45 @@ fn pump_dead_letters_a_lapsed_job_at_max_stalls() {
     assert_eq!(code, 1, "{err}");
 }
 
+#[test]
+fn pump_fires_repeatable_jobs_one_job_per_slot() {
+    let server = Server::start();
+    let url = server.url();
+    let client =
+        echomq::blocking::Client::connect(&url, echomq::ConnectOptions::default()).unwrap();
+    let every = echomq::RepeatOptions {
+        every_ms: Some(50),
+        limit: Some(3),
+        ..echomq::RepeatOptions::default()
+    };
+    client.upsert_repeat(Q, "tick", b"t", &every).unwrap();
+    // Two pumps race on the one repeat: still one job per slot.
+    let pumps = [
+        spawn_pump(&url, &[Q, "--interval", "20ms"]),
+        spawn_pump(&url, &[Q, "--interval", "20ms"]),
+    ];
+    wait_until(|| client.list_repeats(Q).unwrap().is_empty());
+    let mut fired = 0;
+    for pump in pumps {
+        let status = Proc::new("kill")
+            .args(["-TERM", &pump.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = pump.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let err = String::from_utf8_lossy(&out.stderr);
+        fired += err
+            .lines()
+            .filter_map(|l| {
+                l.rsplit_once("repeats fired ")
+                    .map(|(_, n)| n.parse::<u64>().unwrap())
+            })
+            .sum::<u64>();
+    }
+    assert_eq!((fired, zcard(&server, "pending")), (3, 3));
+}
+
 /// A redis-server with extra arguments (the doctor's configurations).
 struct Configured {
     port: u16,
@@ -852,4 +891,101 @@ fn dashboard_serves_the_page_and_every_queue_when_none_is_named() {
     let (code, _, err) = run(&url, &["dashboard", "--listen", "0.0.0.0:0", Q]);
     assert_eq!(code, 1);
     assert_one_line_error(&err);
+}
+
+/// A loopback 3+3 cluster from scripts/cluster.sh (free ports), stopped on drop.
+struct LoopbackCluster {
+    dir: std::path::PathBuf,
+    url: String,
+    first_port: String,
+}
+
+impl LoopbackCluster {
+    fn script() -> &'static str {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/cluster.sh")
+    }
+
+    fn start() -> LoopbackCluster {
+        let dir = std::env::temp_dir().join(format!("emq-cli-cluster-{}", std::process::id()));
+        let out = Proc::new("bash")
+            .arg(Self::script())
+            .arg("start")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "cluster.sh: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let url = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        let first_port = std::fs::read_to_string(dir.join("ports"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        LoopbackCluster {
+            dir,
+            url,
+            first_port,
+        }
+    }
+}
+
+impl Drop for LoopbackCluster {
+    fn drop(&mut self) {
+        let _ = Proc::new("bash")
+            .arg(Self::script())
+            .arg("stop")
+            .arg(&self.dir)
+            .status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn doctor_reports_cluster_mode_and_names_the_fix_for_a_url_of_the_wrong_kind() {
+    let cluster = LoopbackCluster::start();
+    let (code, out, err) = run(&cluster.url, &["enqueue", Q, "x"]);
+    assert_eq!(code, 0, "{out}{err}");
+    // No persistence on the loopback nodes: a warning, not a failure.
+    let (code, out, _) = run(&cluster.url, &["doctor", "--sample", "10ms"]);
+    assert_eq!(code, 1, "{out}");
+    let line = |status: &str, name: &str, detail: &str| format!("{status}  {name:<16}  {detail}");
+    for (name, detail) in [
+        ("cluster", "cluster mode: 3 master(s), cluster_state ok"),
+        ("server", "Redis "),
+        ("fence", "{emq}:version is"),
+        ("queues", "1 queue(s)"),
+    ] {
+        assert!(out.contains(&line("PASS", name, detail)), "{name}: {out}");
+    }
+
+    // A standalone URL at a cluster node.
+    let node = format!("redis://127.0.0.1:{}/", cluster.first_port);
+    let (code, out, _) = run(&node, &["doctor", "--sample", "10ms"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("FAIL  cluster") && out.contains("use redis+cluster://"),
+        "{out}"
+    );
+    let (code, _, err) = run(&node, &["stats"]);
+    assert_ne!(code, 0);
+    assert_one_line_error(&err);
+    assert!(err.contains("redis+cluster://"), "{err}");
+
+    // A cluster URL at a standalone server.
+    let server = Server::start();
+    let wrong = format!("redis+cluster://127.0.0.1:{}/", server.port);
+    let (code, out, _) = run(&wrong, &["doctor", "--sample", "10ms"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("FAIL  cluster") && out.contains("use redis://"),
+        "{out}"
+    );
+    let (code, _, err) = run(&wrong, &["stats"]);
+    assert_ne!(code, 0);
+    assert_one_line_error(&err);
+    assert!(err.contains("redis://"), "{err}");
 }

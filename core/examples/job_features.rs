@@ -15,6 +15,7 @@ async fn main() -> echomq::Result<()> {
     let once = EnqueueOptions {
         dedup_id: Some("welcome-user-42".into()),
         dedup_ttl_ms: None,
+        ..EnqueueOptions::default()
     };
     let first = client.enqueue_with(queue, "welcome", &once).await?;
     let again = client.enqueue_with(queue, "welcome", &once).await?;

@@ -1,20 +1,29 @@
 //! Enqueue a few jobs and process them with a worker.
 //!
 //! `EMQ_URL=redis://127.0.0.1:6379/ cargo run -p echomq --example quickstart`
+//! (without `EMQ_URL` it connects to `redis://127.0.0.1:6379/`).
 
 use std::time::Duration;
 
-use echomq::{Client, ConnectOptions, HandlerError, Worker, WorkerOptions};
+use echomq::{Client, ConnectOptions, EnqueueOptions, HandlerError, Worker, WorkerOptions};
 
 #[tokio::main]
 async fn main() -> echomq::Result<()> {
-    let url = std::env::var("EMQ_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
-    let client = Client::connect(&url, ConnectOptions::default()).await?;
+    let client = Client::connect_default(ConnectOptions::default()).await?;
+    let emails = client.queue("emails")?;
 
     for i in 0..5 {
-        let receipt = client.enqueue("emails", format!("hello #{i}")).await?;
+        let receipt = emails.enqueue(format!("hello #{i}")).await?;
         println!("enqueued {}", receipt.id);
     }
+    let later = EnqueueOptions {
+        delay_ms: Some(60_000),
+        ..EnqueueOptions::default()
+    };
+    println!(
+        "scheduled {}",
+        emails.enqueue_with("in a minute", &later).await?.id
+    );
 
     let worker = Worker::new(
         client.clone(),
@@ -23,7 +32,7 @@ async fn main() -> echomq::Result<()> {
         |job| async move {
             let text =
                 String::from_utf8(job.payload).map_err(|e| HandlerError::fatal(e.to_string()))?;
-            println!("{} (token {}): {text}", job.id, job.token);
+            println!("{} (attempt {}): {text}", job.id, job.attempts);
             Ok(())
         },
     )?;
@@ -36,6 +45,6 @@ async fn main() -> echomq::Result<()> {
     }
     worker.stop();
     running.await.expect("worker task")?;
-    println!("{:?}", client.counts("emails").await?);
+    println!("{:?}", emails.counts().await?);
     Ok(())
 }

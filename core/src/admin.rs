@@ -23,6 +23,7 @@ const SCAN_COUNT: u64 = 1000;
 /// A job seen from every side: its whole row and every set that holds its id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobView {
+    /// The job's id.
     pub id: BrandedId,
     /// Every field of `emq:{q}:job:<id>`, by name (empty when there is no row).
     pub row: BTreeMap<String, Vec<u8>>,
@@ -47,33 +48,21 @@ impl Client {
     /// only has a `meta` key counts). Job rows are skipped server-side.
     pub async fn queues(&self) -> Result<Vec<String>> {
         let mut found = BTreeSet::new();
-        let mut cursor: u64 = 0;
-        loop {
-            // `[^j]` leaves out `job:` rows; ids and queue names hold no `}`.
-            let (next, keys): (u64, Vec<Vec<u8>>) = self
-                .transport
-                .query(
-                    redis::cmd("SCAN")
-                        .arg(cursor)
-                        .arg("MATCH")
-                        .arg("emq:{*}:[^j]*")
-                        .arg("COUNT")
-                        .arg(SCAN_COUNT),
-                )
-                .await?;
-            for key in keys {
-                match keys::classify_bytes(&key) {
-                    KeyClass::Queue { queue, .. } | KeyClass::Metric { queue, .. } => {
-                        found.insert(queue);
-                    }
-                    _ => {}
+        // `[^j]` leaves out `job:` rows; ids and queue names hold no `}`.
+        // On a cluster every master is walked (14.6).
+        let keys = self
+            .transport
+            .scan_keys("emq:{*}:[^j]*", SCAN_COUNT)
+            .await?;
+        for key in keys {
+            match keys::classify_bytes(&key) {
+                KeyClass::Queue { queue, .. } | KeyClass::Metric { queue, .. } => {
+                    found.insert(queue);
                 }
+                _ => {}
             }
-            if next == 0 {
-                return Ok(found.into_iter().collect());
-            }
-            cursor = next;
         }
+        Ok(found.into_iter().collect())
     }
 
     /// A job's whole row and the sets holding its id, in one round trip;
@@ -255,18 +244,22 @@ fn checked_limit(limit: Option<u64>) -> Result<u64> {
 
 /// The same verbs for callers without an async runtime.
 impl crate::blocking::Client {
+    /// Blocking [`Client::queues`](crate::Client::queues).
     pub fn queues(&self) -> Result<Vec<String>> {
         block_on(self.as_async().queues())
     }
 
+    /// Blocking [`Client::inspect`](crate::Client::inspect).
     pub fn inspect(&self, queue: &str, id: &str) -> Result<Option<JobView>> {
         block_on(self.as_async().inspect(queue, id))
     }
 
+    /// Blocking [`Client::drain`](crate::Client::drain).
     pub fn drain(&self, queue: &str, include_scheduled: bool, limit: Option<u64>) -> Result<u64> {
         block_on(self.as_async().drain(queue, include_scheduled, limit))
     }
 
+    /// Blocking [`Client::purge_dead`](crate::Client::purge_dead).
     pub fn purge_dead(
         &self,
         queue: &str,
@@ -276,14 +269,17 @@ impl crate::blocking::Client {
         block_on(self.as_async().purge_dead(queue, older_than_ms, limit))
     }
 
+    /// Blocking [`Client::trim_dead`](crate::Client::trim_dead).
     pub fn trim_dead(&self, queue: &str, bound: DeadBound, limit: Option<u64>) -> Result<u64> {
         block_on(self.as_async().trim_dead(queue, bound, limit))
     }
 
+    /// Blocking [`Client::requeue_all_dead`](crate::Client::requeue_all_dead).
     pub fn requeue_all_dead(&self, queue: &str, limit: Option<u64>) -> Result<u64> {
         block_on(self.as_async().requeue_all_dead(queue, limit))
     }
 
+    /// Blocking [`Client::server_now_ms`](crate::Client::server_now_ms).
     pub fn server_now_ms(&self) -> Result<u64> {
         block_on(self.as_async().server_now_ms())
     }

@@ -18,6 +18,7 @@ pub const MAX_PAGE: u64 = 1000;
 /// One member of a browsed set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrowseEntry {
+    /// The member's job id.
     pub id: BrandedId,
     /// Run-at (schedule) or lease deadline (active), unix ms; `None` for
     /// pending and dead, whose order is the id's mint time.
@@ -29,6 +30,7 @@ pub struct BrowseEntry {
 pub struct BrowsePage {
     /// Members in the set, or inside the range when one was given.
     pub total: u64,
+    /// This page's members, in the set's order.
     pub entries: Vec<BrowseEntry>,
 }
 

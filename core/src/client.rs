@@ -16,6 +16,7 @@ use crate::replies;
 use crate::scripts;
 use crate::transport::Transport;
 use crate::types::*;
+use crate::verb_options::{BrowseOptions, EnqueueOptions, RetryOptions, When};
 use crate::wire::WireVersion;
 
 /// How many times `enqueue` re-mints when a freshly minted id already exists
@@ -55,7 +56,8 @@ pub(crate) fn check_positive(name: &str, value: u64) -> Result<()> {
 }
 
 impl Client {
-    /// Connect to `redis://`, `rediss://` or `redis+unix://` and fence before
+    /// Connect to `redis://`, `rediss://`, `redis+unix://`, or a cluster's
+    /// `redis+cluster://` / `rediss+cluster://` seed nodes, and fence before
     /// anything else is sent.
     pub async fn connect(url: &str, options: ConnectOptions) -> Result<Client> {
         let node_id = match options.node_id {
@@ -76,8 +78,25 @@ impl Client {
         })
     }
 
+    /// Connect without naming a URL: `EMQ_URL` when set, else
+    /// `redis://127.0.0.1:6379/` ([`crate::defaults::url`]).
+    pub async fn connect_default(options: ConnectOptions) -> Result<Client> {
+        Client::connect(&crate::defaults::url(), options).await
+    }
+
+    /// A handle on one queue: the per-queue verbs without repeating its
+    /// name. The name is checked here (*invalid queue*), before any I/O;
+    /// the handle shares this client's connection.
+    pub fn queue(&self, name: &str) -> Result<crate::Queue> {
+        crate::Queue::new(self.clone(), name)
+    }
+
     pub(crate) fn transport(&self) -> &Transport {
         &self.transport
+    }
+
+    pub(crate) fn transport_arc(&self) -> Arc<Transport> {
+        self.transport.clone()
     }
 
     /// Queue events for `keys`' queue, published once the batch is sent;
@@ -116,6 +135,7 @@ impl Client {
         self.wire.require(needed, verb)
     }
 
+    /// The options this client was connected with.
     pub fn options(&self) -> &ConnectOptions {
         self.transport.options()
     }
@@ -139,6 +159,18 @@ impl Client {
             return Err(Error::new(ErrorKind::Closed, "client is closed"));
         }
         Ok(())
+    }
+
+    /// Is this a `redis+cluster://` client?
+    pub fn is_cluster(&self) -> bool {
+        self.transport.is_cluster()
+    }
+
+    /// How many times this client has run the version fence: once at
+    /// connect, then again after each cluster topology event.
+    #[doc(hidden)]
+    pub fn fence_count(&self) -> u64 {
+        self.transport.fence_count()
     }
 
     /// Close the connection; later calls fail with [`ErrorKind::Closed`].
@@ -170,6 +202,14 @@ impl Client {
             if !answer.duplicate {
                 return Ok(answer);
             }
+            if self.replayed(&keys, &id, payload).await? {
+                // Our own first attempt created it; its event was not sent.
+                self.publish(&keys, "added", id.as_str(), &[]);
+                return Ok(Enqueued {
+                    id,
+                    duplicate: false,
+                });
+            }
         }
         Err(Error::new(
             ErrorKind::Server,
@@ -200,11 +240,12 @@ impl Client {
     ) -> Result<Enqueued> {
         let row = keys.job(id);
         let answer = self
-            .transport
-            .script(
+            .write(
                 &scripts::ENQUEUE,
                 &[&row, &keys.pending],
                 &[id.as_str().as_bytes(), payload],
+                id,
+                "enqueued",
             )
             .await?;
         let duplicate = !replies::created(answer)?;
@@ -212,6 +253,53 @@ impl Client {
             self.publish(keys, "added", id.as_str(), &[]);
         }
         Ok(Enqueued { id: *id, duplicate })
+    }
+
+    /// A freshly minted id "already existed": is it our own write, replayed
+    /// by the cluster client after a node connection dropped mid-request?
+    /// (Else two processes share a node id, and the caller re-mints.)
+    async fn replayed(&self, keys: &QueueKeys, id: &BrandedId, payload: &[u8]) -> Result<bool> {
+        if !self.transport.is_cluster() {
+            return Ok(false);
+        }
+        let stored: Option<Vec<u8>> = self
+            .transport
+            .query(redis::cmd("HGET").arg(keys.job(id)).arg("payload"))
+            .await?;
+        Ok(stored.as_deref() == Some(payload))
+    }
+
+    /// Run a write script. With `wait_replicas`, `WAIT` follows it in the
+    /// same round trip, and a shortfall answers [`ErrorKind::NotDurable`]
+    /// (after the script's own refusal, which takes precedence).
+    async fn write(
+        &self,
+        script: &scripts::Script,
+        keys: &[&str],
+        args: &[&[u8]],
+        id: &BrandedId,
+        what: &str,
+    ) -> Result<Value> {
+        let wanted = self.transport.options().wait_replicas;
+        if wanted == 0 {
+            return self.transport.script(script, keys, args).await;
+        }
+        let (reply, acked) = self.transport.script_then_wait(script, keys, args).await?;
+        if acked < u64::from(wanted) {
+            return Err(Error::not_durable(id.as_str(), what, acked, wanted));
+        }
+        Ok(reply)
+    }
+
+    /// `WAIT` after a batch written to the master owning `key`; `Some(acked)`
+    /// when fewer replicas than `wait_replicas` acknowledged it.
+    pub(crate) async fn batch_shortfall(&self, key: &str) -> Result<Option<u64>> {
+        let wanted = self.transport.options().wait_replicas;
+        if wanted == 0 {
+            return Ok(None);
+        }
+        let acked = self.transport.wait_on(key).await?;
+        Ok((acked < u64::from(wanted)).then_some(acked))
     }
 
     /// Enqueue to run at an absolute unix-ms instant.
@@ -238,30 +326,12 @@ impl Client {
     async fn schedule(&self, queue: &str, payload: &[u8], mode: &str, ms: u64) -> Result<Enqueued> {
         let keys = QueueKeys::new(queue)?;
         self.check_payload(payload)?;
-        let ms_text = ms.to_string();
         for _ in 0..MINT_ATTEMPTS {
             let id = id::mint_job_id_with(self.node_id())?;
-            let row = keys.job(&id);
-            let answer = self
-                .transport
-                .script(
-                    &scripts::SCHEDULE,
-                    &[&row, &keys.schedule],
-                    &[
-                        id.as_str().as_bytes(),
-                        payload,
-                        mode.as_bytes(),
-                        ms_text.as_bytes(),
-                    ],
-                )
-                .await?;
-            if replies::created(answer)? {
-                let field = if mode == "at" {
-                    "run_at_ms"
-                } else {
-                    "delay_ms"
-                };
-                self.publish(&keys, "added", id.as_str(), &[(field, &ms_text)]);
+            let answer = self.schedule_script(&keys, &id, payload, mode, ms).await?;
+            // A write retried after a lost reply may find its own row: that
+            // is this call's job, not a collision of minted ids.
+            if !answer.duplicate || self.replayed(&keys, &id, payload).await? {
                 return Ok(Enqueued {
                     id,
                     duplicate: false,
@@ -272,6 +342,81 @@ impl Client {
             ErrorKind::Server,
             "every freshly minted id already existed; is EMQ_NODE_ID shared?",
         ))
+    }
+
+    /// One `schedule` call for `id`; `duplicate` when its row already exists.
+    async fn schedule_script(
+        &self,
+        keys: &QueueKeys,
+        id: &BrandedId,
+        payload: &[u8],
+        mode: &str,
+        ms: u64,
+    ) -> Result<Enqueued> {
+        let ms_text = ms.to_string();
+        let row = keys.job(id);
+        let answer = self
+            .write(
+                &scripts::SCHEDULE,
+                &[&row, &keys.schedule],
+                &[
+                    id.as_str().as_bytes(),
+                    payload,
+                    mode.as_bytes(),
+                    ms_text.as_bytes(),
+                ],
+                id,
+                "scheduled",
+            )
+            .await?;
+        let created = replies::created(answer)?;
+        if created {
+            let field = if mode == "at" {
+                "run_at_ms"
+            } else {
+                "delay_ms"
+            };
+            self.publish(keys, "added", id.as_str(), &[(field, &ms_text)]);
+        }
+        Ok(Enqueued {
+            id: *id,
+            duplicate: !created,
+        })
+    }
+
+    /// Enqueue as `options` say: now or later (`run_at_ms` / `delay_ms`, not
+    /// both), under a minted or a caller-chosen `id`, or deduplicated by a
+    /// `dedup_id` (echomq:2.1.0). The default options are
+    /// [`Client::enqueue`]; a caller-chosen id with a time schedules it under
+    /// that id (a row that exists answers `duplicate`, untouched).
+    pub async fn enqueue_with(
+        &self,
+        queue: &str,
+        payload: impl AsRef<[u8]>,
+        options: &EnqueueOptions,
+    ) -> Result<Enqueued> {
+        let payload = payload.as_ref();
+        let when = options.when()?;
+        if let Some(dedup_id) = options.dedup_id.as_deref() {
+            return self.enqueue_dedup(queue, payload, dedup_id, options).await;
+        }
+        options.check_dedup()?;
+        let Some(id) = options.id.as_deref() else {
+            return match when {
+                When::Now => self.enqueue(queue, payload).await,
+                When::At(ms) => self.schedule(queue, payload, "at", ms).await,
+                When::In(ms) => self.schedule(queue, payload, "in", ms).await,
+            };
+        };
+        let (mode, ms) = match when {
+            When::Now => return self.enqueue_with_id(queue, id, payload).await,
+            When::At(ms) => ("at", ms),
+            When::In(ms) => ("in", ms),
+        };
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        self.check_payload(payload)?;
+        self.schedule_script(&keys, &id, payload, mode, ms).await
     }
 
     /// Enqueue many payloads in one pipeline. Every payload is checked before
@@ -311,6 +456,8 @@ impl Client {
             }
             Err(e) => return Err(e),
         };
+        let shortfall = self.batch_shortfall(&keys.pending).await?;
+        let wanted = self.transport.options().wait_replicas;
         let mut out = Vec::with_capacity(ids.len());
         let mut events = self.events(&keys);
         for ((id, answer), payload) in ids.into_iter().zip(answers).zip(payloads) {
@@ -321,10 +468,15 @@ impl Client {
                     if let Some(events) = events.as_mut() {
                         events.add("added", id.as_str(), &[]);
                     }
-                    Ok(Enqueued {
-                        id,
-                        duplicate: false,
-                    })
+                    match shortfall {
+                        Some(acked) => {
+                            Err(Error::not_durable(id.as_str(), "enqueued", acked, wanted))
+                        }
+                        None => Ok(Enqueued {
+                            id,
+                            duplicate: false,
+                        }),
+                    }
                 }
                 Err(e) => Err(e),
             });
@@ -453,14 +605,26 @@ impl Client {
         };
         let k: Vec<&str> = k.iter().map(String::as_str).collect();
         let a: Vec<&[u8]> = a.iter().map(Vec::as_slice).collect();
-        let answer = self.transport.script(script, &k, &a).await;
-        replies::completed(&id, answer)?;
+        let wanted = self.transport.options().wait_replicas;
+        let acked = if wanted == 0 {
+            let answer = self.transport.script(script, &k, &a).await;
+            replies::completed(&id, answer)?;
+            None
+        } else {
+            let (answer, acked) = self.transport.script_then_wait(script, &k, &a).await?;
+            replies::completed(&id, Ok(answer))?;
+            Some(acked)
+        };
+        // The completion ran on the master either way: its event goes out.
         self.publish(
             &keys,
             "completed",
             id.as_str(),
             &[("token", &token.to_string())],
         );
+        if let Some(acked) = acked.filter(|&acked| acked < u64::from(wanted)) {
+            return Err(Error::not_durable(id.as_str(), "completed", acked, wanted));
+        }
         Ok(())
     }
 
@@ -509,7 +673,16 @@ impl Client {
                     }
                 }
             }
-            out.extend(verdicts);
+            let shortfall = self.batch_shortfall(&keys.active).await?;
+            let wanted = self.transport.options().wait_replicas;
+            for (id, verdict) in chunk_ids.iter().zip(verdicts) {
+                out.push(match (verdict, shortfall) {
+                    (Ok(()), Some(acked)) => {
+                        Err(Error::not_durable(id.as_str(), "completed", acked, wanted))
+                    }
+                    (verdict, _) => verdict,
+                });
+            }
         }
         if let Some(events) = events {
             events.send();
@@ -574,6 +747,26 @@ impl Client {
             ),
         }
         Ok(outcome)
+    }
+
+    /// [`Client::retry`] with its options named: `delay_ms` (0),
+    /// `max_attempts` (the worker's default, 5) and `error` (empty).
+    pub async fn retry_with(
+        &self,
+        queue: &str,
+        id: &str,
+        token: u64,
+        options: &RetryOptions,
+    ) -> Result<RetryOutcome> {
+        self.retry(
+            queue,
+            id,
+            token,
+            options.delay_ms,
+            options.max_attempts,
+            &options.error,
+        )
+        .await
     }
 
     fn extend_call(
@@ -780,6 +973,24 @@ impl Client {
         }
         cmd.arg("LIMIT").arg(0).arg(limit);
         replies::browsed(self.transport.query(&cmd).await?)
+    }
+
+    /// [`Client::browse`] with its options named: `newest_first` (false),
+    /// `limit` (100) and `range` (none).
+    pub async fn browse_with(
+        &self,
+        queue: &str,
+        set: BrowseSet,
+        options: &BrowseOptions,
+    ) -> Result<Vec<BrandedId>> {
+        self.browse(
+            queue,
+            set,
+            options.newest_first,
+            options.limit,
+            options.range,
+        )
+        .await
     }
 
     /// Stop claims on a queue (pending is left intact).

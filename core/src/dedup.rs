@@ -10,23 +10,12 @@ use crate::keys::{self, QueueKeys};
 use crate::replies;
 use crate::scripts;
 use crate::types::Enqueued;
+use crate::verb_options::EnqueueOptions;
 use crate::wire::WireVersion;
 
-/// Options for [`Client::enqueue_with`]; `Default` is a plain enqueue.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EnqueueOptions {
-    /// A second enqueue with the same dedup id, while the job holding it is
-    /// pending, scheduled or active, answers `duplicate` with that job's id.
-    /// `[A-Za-z0-9._-]{1,255}`.
-    pub dedup_id: Option<String>,
-    /// Release the dedup id after this long even if its job still lives
-    /// (throttle mode). `None`: held until the job completes, is removed or
-    /// goes dead.
-    pub dedup_ttl_ms: Option<u64>,
-}
-
 impl EnqueueOptions {
-    fn check(&self) -> Result<()> {
+    /// The dedup options' own rules (the rest are [`EnqueueOptions::when`]'s).
+    pub(crate) fn check_dedup(&self) -> Result<()> {
         if let Some(did) = &self.dedup_id {
             keys::validate_dedup_id(did)?;
         }
@@ -41,23 +30,19 @@ impl EnqueueOptions {
 }
 
 impl Client {
-    /// Enqueue with a freshly minted `JOB` id and options. With a `dedup_id`
-    /// the answer is `{id of the job holding it, duplicate: true}` while that
-    /// job lives; two producers racing with one dedup id create one job.
-    pub async fn enqueue_with(
+    /// [`Client::enqueue_with`] with a `dedup_id`: a freshly minted `JOB` id,
+    /// and the answer is `{id of the job holding it, duplicate: true}` while
+    /// that job lives; two producers racing with one dedup id create one job.
+    pub(crate) async fn enqueue_dedup(
         &self,
         queue: &str,
-        payload: impl AsRef<[u8]>,
+        payload: &[u8],
+        dedup_id: &str,
         options: &EnqueueOptions,
     ) -> Result<Enqueued> {
-        let Some(dedup_id) = options.dedup_id.as_deref() else {
-            options.check()?;
-            return self.enqueue(queue, payload).await;
-        };
         self.require(WireVersion::V2_1_0, "enqueue with dedup_id")?;
-        let payload = payload.as_ref();
         let keys = QueueKeys::new(queue)?;
-        options.check()?;
+        options.check_dedup()?;
         self.check_payload(payload)?;
         let dedup_key = keys::dedup_key(queue, dedup_id)?;
         let ttl = options.dedup_ttl_ms.unwrap_or(0).to_string();
@@ -99,17 +84,5 @@ impl Client {
             ErrorKind::Server,
             "every freshly minted id already existed; is EMQ_NODE_ID shared?",
         ))
-    }
-}
-
-impl crate::blocking::Client {
-    /// See [`Client::enqueue_with`].
-    pub fn enqueue_with(
-        &self,
-        queue: &str,
-        payload: impl AsRef<[u8]>,
-        options: &EnqueueOptions,
-    ) -> Result<Enqueued> {
-        crate::runtime::runtime().block_on(self.as_async().enqueue_with(queue, payload, options))
     }
 }

@@ -11,7 +11,9 @@ pub const LEASE_MS: u64 = 30_000;
 pub const MAX_ATTEMPTS: u64 = 5;
 /// The default backoff policy's name (see `Backoff::parse`).
 pub const BACKOFF: &str = "exponential";
+/// First retry delay of the default back-off, ms.
 pub const BACKOFF_BASE_MS: u64 = 1_000;
+/// Longest retry delay of the default back-off, ms.
 pub const BACKOFF_CAP_MS: u64 = 60_000;
 /// How often a worker runs promote and reap.
 pub const PUMP_INTERVAL_MS: u64 = 1_000;
@@ -65,4 +67,18 @@ pub const MAX_ATTEMPTS_LIMIT: u64 = 1_000_000;
 /// milliseconds: `0` means "wait for ever".
 pub fn timeout_from_ms(ms: u64) -> Option<std::time::Duration> {
     (ms > 0).then(|| std::time::Duration::from_millis(ms))
+}
+
+/// The server `connect` talks to when given no URL and `EMQ_URL` is unset or empty.
+pub const URL: &str = "redis://127.0.0.1:6379/";
+/// The environment variable a URL-less `connect` reads.
+pub const URL_ENV: &str = "EMQ_URL";
+
+/// The URL a `connect` without one uses: `EMQ_URL` when set and not empty,
+/// else [`URL`]. Read at each call, so a test or a forked child can change it.
+pub fn url() -> String {
+    match std::env::var(URL_ENV) {
+        Ok(url) if !url.trim().is_empty() => url,
+        _ => URL.to_string(),
+    }
 }

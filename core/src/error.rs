@@ -47,9 +47,17 @@ pub enum ErrorKind {
     /// `EMQRATE`: the queue's global concurrency or rate limit refused the
     /// claim; carries how long to wait ([`Error::retry_after_ms`]).
     RateLimited = 18,
+    /// A transient server state (`LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`,
+    /// `MASTERDOWN`, `READONLY`, no reachable node) outlasted the retries
+    /// inside the response timeout. The request did not run; retrying is safe.
+    Unavailable = 20,
+    /// The write happened on the master but fewer replicas than
+    /// `wait_replicas` acknowledged it within `wait_timeout_ms`: it may be
+    /// lost if that master fails now. Carries the job id.
+    NotDurable = 21,
     /// A batch call lost its connection part way: the error carries, per
     /// item, whether it was written, not written, or is unknown
-    /// ([`Error::batch`]), so a retry with the same ids is exact.
+    /// ([`Error::batch_items`]), so a retry with the same ids is exact.
     PartialBatch = 22,
     /// A bug inside EchoMQ (a panic) caught before it could cross into the
     /// caller's language; the operation did not finish.
@@ -61,7 +69,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in code order (bindings use it to build their tables).
-    pub const ALL: [ErrorKind; 21] = [
+    pub const ALL: [ErrorKind; 23] = [
         ErrorKind::Kind,
         ErrorKind::Stale,
         ErrorKind::Gone,
@@ -80,6 +88,8 @@ impl ErrorKind {
         ErrorKind::Closed,
         ErrorKind::Unsupported,
         ErrorKind::RateLimited,
+        ErrorKind::Unavailable,
+        ErrorKind::NotDurable,
         ErrorKind::PartialBatch,
         ErrorKind::Internal,
         ErrorKind::JobDead,
@@ -106,6 +116,8 @@ impl ErrorKind {
             ErrorKind::Closed => "EMQ_CLOSED",
             ErrorKind::Unsupported => "EMQ_UNSUPPORTED",
             ErrorKind::RateLimited => "EMQRATE",
+            ErrorKind::Unavailable => "EMQ_UNAVAILABLE",
+            ErrorKind::NotDurable => "EMQ_NOT_DURABLE",
             ErrorKind::PartialBatch => "EMQ_PARTIAL_BATCH",
             ErrorKind::Internal => "EMQ_INTERNAL",
             ErrorKind::JobDead => "EMQ_JOB_DEAD",
@@ -129,8 +141,8 @@ impl fmt::Display for ErrorKind {
 pub struct Error {
     kind: ErrorKind,
     message: String,
-    /// The value found in `{emq}:version` (version fence), or the unknown
-    /// class word (protocol).
+    /// The value found in `{emq}:version` (version fence), the unknown class
+    /// word (protocol), or the job id (not durable).
     detail: Option<String>,
     /// For a partial batch: every item's id and whether it was written.
     items: Option<std::sync::Arc<Vec<BatchItem>>>,
@@ -164,11 +176,14 @@ impl WriteState {
 /// One item of a batch that failed part way: its pre-minted id and state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BatchItem {
+    /// The id minted for the item.
     pub id: crate::id::BrandedId,
+    /// Whether the item was written.
     pub state: WriteState,
 }
 
 impl Error {
+    /// An error of this kind with this message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {
             kind,
@@ -206,14 +221,17 @@ impl Error {
         self
     }
 
+    /// What went wrong, as a matchable kind.
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
 
+    /// The kind's stable code (the same string in every binding).
     pub fn code(&self) -> &'static str {
         self.kind.code()
     }
 
+    /// The human-readable message.
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -243,12 +261,27 @@ impl Error {
         }
     }
 
+    /// For a durability shortfall: the id of the job that was written to the
+    /// master but not acknowledged by enough replicas.
+    pub fn job_id(&self) -> Option<&str> {
+        match self.kind {
+            ErrorKind::NotDurable => self.detail.as_deref(),
+            _ => None,
+        }
+    }
+
     /// For a job that went dead (`wait_for_result`): its `last_error`.
     pub fn last_error(&self) -> Option<&str> {
         match self.kind {
             ErrorKind::JobDead => self.detail.as_deref(),
             _ => None,
         }
+    }
+
+    /// Is this error a transient state, so the same call may simply be sent
+    /// again? (Only [`ErrorKind::Unavailable`]: the request did not run.)
+    pub fn is_retryable(&self) -> bool {
+        matches!(self.kind, ErrorKind::Unavailable)
     }
 
     /// [`ErrorKind::JobDead`] for job `id`, carrying its `last_error`.
@@ -263,6 +296,20 @@ impl Error {
 
     pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument, message)
+    }
+
+    /// `what` happened to job `id` on the master, but only `acked` replicas
+    /// (of `wanted`) confirmed it within the `WAIT` timeout.
+    pub(crate) fn not_durable(id: &str, what: &str, acked: u64, wanted: u32) -> Self {
+        Error::new(
+            ErrorKind::NotDurable,
+            format!(
+                "job {id} was {what} on the master but only {acked} of {wanted} replicas \
+                 acknowledged it in time; a failover now may lose it (the {what} write \
+                 itself happened)"
+            ),
+        )
+        .with_detail(id)
     }
 
     pub(crate) fn version_fence(found: &str, speaks: crate::WireVersion) -> Self {
@@ -285,9 +332,10 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The crate's result: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// "panicked: <message>" for a caught panic's payload: the one helper every
+/// `"panicked: <message>"` for a caught panic's payload: the one helper every
 /// runtime (the worker, the C ABI, the async bridges) uses to word a panic.
 pub fn panicked(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
@@ -342,6 +390,12 @@ impl From<redis::RedisError> for Error {
         if err.is_timeout() {
             return Error::new(ErrorKind::Timeout, err.to_string());
         }
+        if let Some(code) = transient_code(&err) {
+            return Error::new(
+                ErrorKind::Unavailable,
+                format!("server answered {code}: {}", err.detail().unwrap_or("")),
+            );
+        }
         if err.is_io_error()
             || err.is_connection_dropped()
             || err.is_connection_refusal()
@@ -351,6 +405,32 @@ impl From<redis::RedisError> for Error {
         }
         Error::new(ErrorKind::Server, err.to_string())
     }
+}
+
+/// The server's own word when `err` is a reply that means "not now, the
+/// request did not run": worth retrying after a short pause.
+pub(crate) fn transient_code(err: &redis::RedisError) -> Option<&'static str> {
+    const TRANSIENT: [&str; 8] = [
+        "LOADING",
+        "BUSY",
+        "TRYAGAIN",
+        "CLUSTERDOWN",
+        "MASTERDOWN",
+        "READONLY",
+        "MOVED",
+        "ASK",
+    ];
+    let transient = |code: &str| TRANSIENT.iter().copied().find(|t| *t == code);
+    if let Some(code) = err.code() {
+        return transient(code);
+    }
+    // A pipeline's failure: transient when every refused command was.
+    let refused = err.clone().into_server_errors()?;
+    let mut found = None;
+    for (_, e) in refused.iter() {
+        found = Some(transient(e.code())?);
+    }
+    found
 }
 
 impl From<redis::ParsingError> for Error {

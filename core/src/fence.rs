@@ -1,7 +1,9 @@
 //! The version fence and the bundle record (PROTOCOL.md §6). Both run on a
-//! fresh connection before it is handed to any caller.
+//! fresh connection before it is handed to any caller, and again on a
+//! cluster connection after a node's connection ended. In a cluster both
+//! keys hash to slot 9051, so both run on the master that owns it.
 
-use redis::aio::MultiplexedConnection;
+use redis::aio::ConnectionLike;
 use redis::AsyncCommands;
 
 use crate::error::{Error, Result};
@@ -13,7 +15,10 @@ use crate::wire::WireVersion;
 /// refuse any other value with the typed fence error. Sends nothing else.
 /// A fresh keyspace is fenced at the version this client speaks; an existing
 /// record is never moved here (that is [`crate::Client::upgrade_protocol`]).
-pub(crate) async fn fence(conn: &mut MultiplexedConnection, speaks: WireVersion) -> Result<()> {
+pub(crate) async fn fence<C: ConnectionLike + Send + Sync>(
+    conn: &mut C,
+    speaks: WireVersion,
+) -> Result<()> {
     let version = speaks.as_str();
     let found: Option<String> = conn.get(VERSION_KEY).await?;
     let found = match found {
@@ -50,8 +55,8 @@ pub struct BundleMismatch {
 /// Record the bundle of the version we speak with HSETNX and report every
 /// field that already holds a different SHA. Also loads those scripts so
 /// pipelines rarely meet NOSCRIPT.
-pub(crate) async fn record_bundle(
-    conn: &mut MultiplexedConnection,
+pub(crate) async fn record_bundle<C: ConnectionLike + Send + Sync>(
+    conn: &mut C,
     speaks: WireVersion,
 ) -> Result<Vec<BundleMismatch>> {
     let ours = scripts::for_version(speaks);

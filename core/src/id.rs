@@ -65,15 +65,18 @@ impl BrandedId {
         Ok(BrandedId(bytes))
     }
 
+    /// The whole id as text.
     pub fn as_str(&self) -> &str {
         // Validated ASCII on construction.
         std::str::from_utf8(&self.0).expect("branded ids are ASCII")
     }
 
+    /// The namespace prefix (e.g. `JOB`).
     pub fn namespace(&self) -> &str {
         &self.as_str()[..3]
     }
 
+    /// The snowflake the id encodes.
     pub fn snowflake(&self) -> u64 {
         decode_base62(&self.0[3..]).expect("validated on construction")
     }
@@ -83,6 +86,7 @@ impl BrandedId {
         (self.snowflake() >> TS_SHIFT) + EPOCH_MS
     }
 
+    /// The node id the minter that made it ran as.
     pub fn node_id(&self) -> u16 {
         ((self.snowflake() >> SEQ_BITS) & MAX_NODE_ID as u64) as u16
     }

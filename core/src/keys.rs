@@ -6,7 +6,9 @@
 //! reserve    := "{emq}:" ( "version" | "locks" | "bundle" | "migration:" q )
 //! suffix     := type | "job:" jid | "metrics:completed" | "metrics:failed"
 //!             | "de:" did                      (echomq:2.1.0)
+//!             | "repeat" | "repeat:" name      (echomq:2.1.0)
 //! did        := [A-Za-z0-9._-]{1,255}
+//! name       := [A-Za-z0-9._-]{1,255}          (a repeatable job's name)
 //! ```
 //!
 //! Classification is per wire version: [`classify`] parses the newest
@@ -19,8 +21,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
 use crate::wire::WireVersion;
 
+/// The deployment's wire version (e.g. `echomq:2.0.0`): the fence every client checks.
 pub const VERSION_KEY: &str = "{emq}:version";
+/// Reserved by name at this version, unused.
 pub const LOCKS_KEY: &str = "{emq}:locks";
+/// The script bundle record: each script's SHA1 as the runtimes recorded it (PROTOCOL.md §6).
 pub const BUNDLE_KEY: &str = "{emq}:bundle";
 const MIGRATION_PREFIX: &str = "{emq}:migration:";
 const MAX_QUEUE_LEN: usize = 128;
@@ -29,33 +34,43 @@ const MAX_DEDUP_ID_LEN: usize = 255;
 /// The per-queue structures: five at 2.0.0, plus `limiter` at 2.1.0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KeyType {
+    /// The LIST of job ids waiting to be claimed.
     Pending,
+    /// The ZSET of claimed job ids by lease deadline.
     Active,
+    /// The ZSET of delayed and retrying job ids by run-at time.
     Schedule,
+    /// The ZSET of dead-lettered job ids.
     Dead,
+    /// The queue's settings HASH (e.g. `paused`).
     Meta,
     /// echomq:2.1.0: the rate limit's window counter (a STRING with a PTTL).
     Limiter,
+    /// echomq:2.1.0: the repeatable jobs' schedule (a ZSET of names by next slot).
+    Repeat,
 }
 
 impl KeyType {
-    pub const ALL: [KeyType; 6] = [
+    /// Every key type, in grammar order.
+    pub const ALL: [KeyType; 7] = [
         KeyType::Pending,
         KeyType::Active,
         KeyType::Schedule,
         KeyType::Dead,
         KeyType::Meta,
         KeyType::Limiter,
+        KeyType::Repeat,
     ];
 
     /// The wire version that registered this key type.
     pub fn since(self) -> WireVersion {
         match self {
-            KeyType::Limiter => WireVersion::V2_1_0,
+            KeyType::Limiter | KeyType::Repeat => WireVersion::V2_1_0,
             _ => WireVersion::V2_0_0,
         }
     }
 
+    /// The key type's name, the last segment of its key.
     pub fn as_str(self) -> &'static str {
         match self {
             KeyType::Pending => "pending",
@@ -64,9 +79,11 @@ impl KeyType {
             KeyType::Dead => "dead",
             KeyType::Meta => "meta",
             KeyType::Limiter => "limiter",
+            KeyType::Repeat => "repeat",
         }
     }
 
+    /// The key type named `text`, if any.
     pub fn parse(text: &str) -> Option<KeyType> {
         KeyType::ALL.into_iter().find(|t| t.as_str() == text)
     }
@@ -87,11 +104,14 @@ impl KeyType {
 /// The two per-queue counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {
+    /// Jobs completed.
     Completed,
+    /// Jobs dead-lettered.
     Failed,
 }
 
 impl Metric {
+    /// The counter's name, the last segment of its key.
     pub fn as_str(self) -> &'static str {
         match self {
             Metric::Completed => "completed",
@@ -103,9 +123,13 @@ impl Metric {
 /// The members of the `{emq}:` reserve at this protocol version.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ReserveKey {
+    /// `{emq}:version`
     Version,
+    /// `{emq}:locks`
     Locks,
+    /// `{emq}:bundle`
     Bundle,
+    /// `{emq}:migration:<q>`: reserved by name, unused.
     Migration(String),
 }
 
@@ -113,18 +137,55 @@ pub enum ReserveKey {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum KeyClass {
     /// `emq:{q}:<type>`
-    Queue { queue: String, key_type: KeyType },
+    Queue {
+        /// The queue's name.
+        queue: String,
+        /// The structure.
+        key_type: KeyType,
+    },
     /// `emq:{q}:job:<id>`
-    Job { queue: String, id: BrandedId },
+    Job {
+        /// The queue's name.
+        queue: String,
+        /// The job's id.
+        id: BrandedId,
+    },
     /// `emq:{q}:metrics:<completed|failed>`
-    Metric { queue: String, metric: Metric },
+    Metric {
+        /// The queue's name.
+        queue: String,
+        /// The counter.
+        metric: Metric,
+    },
     /// `emq:{q}:de:<dedup id>` (echomq:2.1.0): the id of the job holding a
     /// deduplication id.
-    Dedup { queue: String, dedup_id: String },
+    Dedup {
+        /// The queue's name.
+        queue: String,
+        /// The deduplication id.
+        dedup_id: String,
+    },
+    /// `emq:{q}:repeat:<name>` (echomq:2.1.0): a repeatable job's record.
+    RepeatRecord {
+        /// The queue's name.
+        queue: String,
+        /// The repeat's name.
+        name: String,
+    },
     /// `emq:{q}:job:<id>:logs` (echomq:2.1.0): a job's log, a LIST.
-    JobLogs { queue: String, id: BrandedId },
+    JobLogs {
+        /// The queue's name.
+        queue: String,
+        /// The job's id.
+        id: BrandedId,
+    },
     /// `emq:{q}:job:<id>:result` (echomq:2.1.0): a job's kept result.
-    JobResult { queue: String, id: BrandedId },
+    JobResult {
+        /// The queue's name.
+        queue: String,
+        /// The job's id.
+        id: BrandedId,
+    },
     /// `{emq}:<member>`
     Reserve(ReserveKey),
     /// Anything the grammar does not produce.
@@ -138,6 +199,7 @@ impl fmt::Display for KeyClass {
             KeyClass::Job { queue, id } => write!(f, "job {queue} {id}"),
             KeyClass::Metric { queue, metric } => write!(f, "metric {queue} {}", metric.as_str()),
             KeyClass::Dedup { queue, dedup_id } => write!(f, "dedup {queue} {dedup_id}"),
+            KeyClass::RepeatRecord { queue, name } => write!(f, "repeat {queue} {name}"),
             KeyClass::JobLogs { queue, id } => write!(f, "job logs {queue} {id}"),
             KeyClass::JobResult { queue, id } => write!(f, "job result {queue} {id}"),
             KeyClass::Reserve(r) => write!(f, "reserve {r:?}"),
@@ -150,21 +212,24 @@ impl fmt::Display for KeyClass {
 /// (`classify` in Python, Node and C), so no binding re-derives it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeyFields {
-    /// `queue`, `job`, `metric`, `dedup`, `reserve` or `unclassified`.
+    /// `queue`, `job`, `metric`, `dedup`, `repeat`, `reserve` or `unclassified`.
     pub class: &'static str,
     /// The queue of a per-queue key, and of `{emq}:migration:<q>`.
     pub queue: Option<String>,
     /// The suffix after `emq:{q}:` of a queue or metric key: `pending`, ...,
-    /// `metrics:completed`, `metrics:failed`; `de` for a dedup key.
+    /// `metrics:completed`, `metrics:failed`; `de` for a dedup key, `repeat`
+    /// for a repeat record.
     pub key_type: Option<String>,
     /// The id of a job key.
     pub id: Option<String>,
     /// The suffix after `{emq}:` of a reserve key: `version`, `locks`,
-    /// `bundle`, `migration:<q>`; the dedup id of a dedup key.
+    /// `bundle`, `migration:<q>`; the dedup id of a dedup key; the name of a
+    /// repeat record.
     pub member: Option<String>,
 }
 
 impl KeyClass {
+    /// The queue, id and type this key carries, flattened for bindings.
     pub fn fields(&self) -> KeyFields {
         match self {
             KeyClass::Queue { queue, key_type } => KeyFields {
@@ -208,6 +273,13 @@ impl KeyClass {
                 queue: Some(queue.clone()),
                 key_type: Some("de".to_string()),
                 member: Some(dedup_id.clone()),
+                ..KeyFields::default()
+            },
+            KeyClass::RepeatRecord { queue, name } => KeyFields {
+                class: "repeat",
+                queue: Some(queue.clone()),
+                key_type: Some("repeat".to_string()),
+                member: Some(name.clone()),
                 ..KeyFields::default()
             },
             KeyClass::Reserve(member) => {
@@ -275,6 +347,24 @@ pub fn validate_dedup_id(dedup_id: &str) -> Result<()> {
 pub fn dedup_key(queue: &str, dedup_id: &str) -> Result<String> {
     validate_dedup_id(dedup_id)?;
     Ok(format!("{}de:{dedup_id}", queue_base(queue)?))
+}
+
+/// Refuse a repeatable job's name outside `[A-Za-z0-9._-]{1,255}` (the
+/// dedup id's charset: no `:`, so `repeat:<name>` parses back unambiguously).
+pub fn validate_repeat_name(name: &str) -> Result<()> {
+    if dedup_id_ok(name.as_bytes()) {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(format!(
+            "invalid repeat name {name:?}: must match [A-Za-z0-9._-]{{1,255}}"
+        )))
+    }
+}
+
+/// `emq:{q}:repeat:<name>` (echomq:2.1.0): a repeatable job's record.
+pub fn repeat_record_key(queue: &str, name: &str) -> Result<String> {
+    validate_repeat_name(name)?;
+    Ok(format!("{}repeat:{name}", queue_base(queue)?))
 }
 
 /// Is `queue` a legal queue name?
@@ -401,6 +491,12 @@ fn classify_per_queue(rest: &[u8], version: WireVersion) -> Option<KeyClass> {
                 dedup_id: ascii(did),
             });
         }
+        if let Some(name) = suffix.strip_prefix(b"repeat:") {
+            return dedup_id_ok(name).then(|| KeyClass::RepeatRecord {
+                queue,
+                name: ascii(name),
+            });
+        }
     }
     let suffix = std::str::from_utf8(suffix).ok()?;
     if let Some(key_type) = KeyType::parse(suffix).filter(|t| t.since() <= version) {
@@ -427,6 +523,8 @@ pub(crate) struct QueueKeys {
     pub failed: String,
     /// `emq:{q}:limiter` (echomq:2.1.0): the rate limit's window counter.
     pub limiter: String,
+    /// `emq:{q}:repeat` (echomq:2.1.0): the repeatable jobs' schedule.
+    pub repeat: String,
 }
 
 impl QueueKeys {
@@ -441,6 +539,7 @@ impl QueueKeys {
             completed: format!("{base}metrics:completed"),
             failed: format!("{base}metrics:failed"),
             limiter: format!("{base}limiter"),
+            repeat: format!("{base}repeat"),
             base,
         })
     }
@@ -592,6 +691,43 @@ mod tests {
             (keys.job_logs(&id), keys.job_result(&id)),
             (logs.into(), result.into())
         );
+    }
+
+    #[test]
+    fn the_2_1_0_grammar_parses_repeat_keys_and_2_0_0_does_not() {
+        let record = repeat_record_key("orders", "nightly.report").unwrap();
+        assert_eq!(record, "emq:{orders}:repeat:nightly.report");
+        let parsed = classify(&record);
+        assert_eq!(
+            parsed,
+            KeyClass::RepeatRecord {
+                queue: "orders".into(),
+                name: "nightly.report".into()
+            }
+        );
+        let f = parsed.fields();
+        assert_eq!(
+            (f.class, f.key_type.as_deref(), f.member.as_deref()),
+            ("repeat", Some("repeat"), Some("nightly.report"))
+        );
+        assert_eq!(
+            classify("emq:{orders}:repeat"),
+            KeyClass::Queue {
+                queue: "orders".into(),
+                key_type: KeyType::Repeat
+            }
+        );
+        for key in ["emq:{orders}:repeat", record.as_str()] {
+            assert_eq!(
+                classify_as(key, WireVersion::V2_0_0),
+                KeyClass::Unclassified
+            );
+        }
+        assert_eq!(classify("emq:{orders}:repeat:"), KeyClass::Unclassified);
+        assert_eq!(classify("emq:{orders}:repeat:a:b"), KeyClass::Unclassified);
+        assert!(repeat_record_key("orders", "a b").is_err());
+        assert!(repeat_record_key("orders", &"x".repeat(256)).is_err());
+        assert!(repeat_record_key("emq", "x").is_err());
     }
 
     #[test]

@@ -7,35 +7,45 @@
 //! - [`keys`]: the closed key grammar (build, parse, classify)
 //! - [`slot`]: the cluster slot function
 //! - [`scripts`]: the embedded Lua bundle
-//! - [`Client`]: the async client; [`blocking::Client`]: the blocking facade
+//! - [`Client`]: the async client; [`blocking::Client`]: the blocking facade;
+//!   [`Queue`] / [`blocking::Queue`]: one queue's verbs (`client.queue("emails")?`)
 //! - [`worker`]: the worker runtime (claim, run, heartbeat, settle, pumps)
 //!   and its [`WorkerEvent`]s
 //! - [`Subscription`]: queue events on `emq:{q}:events`, and `wait_for`
 //! - [`metrics`]: Prometheus text for a set of queues
+//! - [`probe`] and [`health`]: read-only facts about a deployment and the
+//!   PASS/WARN/FAIL checks judged from them (`emq doctor`, the dashboard)
 //! - [`logging`]: the core logs through the `log` crate; a forwarding logger
 //!   for bindings whose language has no `log` bridge (Node, C)
+
+#![deny(missing_docs)]
 
 mod admin;
 mod browse_page;
 mod client;
+mod conn;
 pub mod defaults;
 mod error;
 mod fence;
 mod options;
+pub mod queue;
 mod queue_events;
 pub mod redact;
 mod transport;
 mod types;
+mod verb_options;
 mod wire;
 
 mod dedup;
 mod limits;
 mod progress;
+pub mod repeat;
 mod results;
 mod stall;
 mod upgrade;
 
 pub mod blocking;
+pub mod health;
 pub mod id;
 pub mod keys;
 pub mod logging;
@@ -52,17 +62,19 @@ pub mod worker;
 pub use admin::{DeadBound, JobView, BATCH as ADMIN_BATCH};
 pub use browse_page::{BrowseEntry, BrowsePage, MAX_PAGE};
 pub use client::Client;
-pub use dedup::EnqueueOptions;
 pub use error::{panicked, BatchItem, Error, ErrorKind, Result, WriteState};
 pub use fence::BundleMismatch;
 pub use id::BrandedId;
 pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};
+pub use queue::Queue;
 pub use queue_events::{
     events_channel, BlockingSubscription, QueueEvent, Settled, Subscription, SubscriptionCloser,
 };
+pub use repeat::{repeat_job_id, Repeat, RepeatOptions};
 pub use stall::Reaped;
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
 pub use upgrade::UpgradeReport;
+pub use verb_options::{BrowseOptions, EnqueueOptions, RetryOptions};
 pub use wire::WireVersion;
 pub use worker::{
     Backoff, HandlerError, Output, Verdict, Worker, WorkerEvent, WorkerHandle, WorkerOptions,

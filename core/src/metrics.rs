@@ -236,6 +236,7 @@ impl CollectFiltered for HistogramVec {
 }
 
 impl crate::blocking::Client {
+    /// Blocking [`Client::metrics_text`](crate::Client::metrics_text).
     pub fn metrics_text(&self, queues: &[&str]) -> Result<String> {
         crate::runtime::runtime().block_on(self.as_async().metrics_text(queues))
     }

@@ -33,6 +33,12 @@ pub struct ConnectOptions {
     /// `echomq:2.1.0`. Speak `echomq:2.0.0` to share a deployment still
     /// recorded at 2.0.0; the 2.1.0 verbs then answer `Unsupported`.
     pub wire_version: WireVersion,
+    /// Durable writes: after every enqueue verb and `complete`, `WAIT` until
+    /// this many replicas hold the write, else answer
+    /// [`crate::ErrorKind::NotDurable`]. Default 0 (no `WAIT`).
+    pub wait_replicas: u32,
+    /// How long one `WAIT` may block. Default 1000 ms.
+    pub wait_timeout_ms: u64,
 }
 
 impl Default for ConnectOptions {
@@ -46,6 +52,8 @@ impl Default for ConnectOptions {
             strict_bundle: false,
             publish_events: true,
             wire_version: WireVersion::NEWEST,
+            wait_replicas: 0,
+            wait_timeout_ms: 1000,
         }
     }
 }

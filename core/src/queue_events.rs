@@ -234,7 +234,8 @@ const RESUBSCRIBE_MAX: Duration = Duration::from_secs(2);
 /// are lost: at-most-once). Read it with [`Subscription::next`] or as a
 /// [`futures_util::Stream`]; dropping it unsubscribes.
 pub struct Subscription {
-    queue: String,
+    /// The queues subscribed to (one, unless from [`Client::subscribe_many`]).
+    queues: Vec<String>,
     rx: mpsc::Receiver<QueueEvent>,
     task: JoinHandle<()>,
 }
@@ -242,14 +243,20 @@ pub struct Subscription {
 impl std::fmt::Debug for Subscription {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Subscription")
-            .field("queue", &self.queue)
+            .field("queues", &self.queues)
             .finish_non_exhaustive()
     }
 }
 
 impl Subscription {
+    /// The queue subscribed to (the first one, for [`Client::subscribe_many`]).
     pub fn queue(&self) -> &str {
-        &self.queue
+        &self.queues[0]
+    }
+
+    /// Every queue subscribed to; each event names its own in [`QueueEvent::queue`].
+    pub fn queues(&self) -> &[String] {
+        &self.queues
     }
 
     /// The next event; `None` once the subscription is closed.
@@ -281,6 +288,7 @@ impl Subscription {
 pub struct SubscriptionCloser(tokio::task::AbortHandle);
 
 impl SubscriptionCloser {
+    /// Close the subscription.
     pub fn close(&self) {
         self.0.abort();
     }
@@ -300,18 +308,34 @@ impl futures_util::Stream for Subscription {
     }
 }
 
+/// A queue's channel name and the queue, for telling messages apart.
+type Channel = (String, String);
+
+/// Subscribe on the first of `clients` that answers (a cluster's seeds: a
+/// dead master's seed is skipped, and the next one still hears every event).
 async fn open_pubsub(
-    client: &redis::Client,
-    channel: &str,
+    clients: &[redis::Client],
+    channels: &[Channel],
     timeout: Duration,
 ) -> Result<redis::aio::PubSub> {
+    let names: Vec<&str> = channels.iter().map(|(c, _)| c.as_str()).collect();
     let connect = async {
-        let mut pubsub = client
-            .get_async_pubsub()
-            .await
-            .map_err(|e| Error::new(ErrorKind::Connection, format!("cannot subscribe: {e}")))?;
-        pubsub.subscribe(channel).await?;
-        Ok(pubsub)
+        let mut last = Error::new(ErrorKind::Connection, "cannot subscribe: no server address");
+        for client in clients {
+            let attempt = async {
+                let mut pubsub = client.get_async_pubsub().await.map_err(|e| {
+                    Error::new(ErrorKind::Connection, format!("cannot subscribe: {e}"))
+                })?;
+                // One SUBSCRIBE for all of them: one round trip, one connection.
+                pubsub.subscribe(&names).await?;
+                Ok::<_, Error>(pubsub)
+            };
+            match attempt.await {
+                Ok(pubsub) => return Ok(pubsub),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
     };
     tokio::time::timeout(timeout, connect).await.map_err(|_| {
         Error::new(
@@ -323,14 +347,17 @@ async fn open_pubsub(
 
 /// Forward messages until the subscriber is gone, re-subscribing after drops.
 async fn follow(
-    client: redis::Client,
-    queue: String,
-    channel: String,
+    transport: Arc<Transport>,
+    channels: Vec<Channel>,
     first: redis::aio::PubSub,
     tx: mpsc::Sender<QueueEvent>,
     timeout: Duration,
 ) {
     use futures_util::StreamExt;
+    let described = match channels.as_slice() {
+        [(only, _)] => only.clone(),
+        many => format!("{} event channels", many.len()),
+    };
     let mut pubsub = first;
     loop {
         let mut messages = pubsub.into_on_message();
@@ -338,7 +365,11 @@ async fn follow(
             tokio::select! {
                 message = messages.next() => match message {
                     Some(message) => {
-                        let Some(event) = QueueEvent::parse(&queue, message.get_payload_bytes())
+                        let channel = message.get_channel_name();
+                        let Some((_, queue)) = channels.iter().find(|(c, _)| c == channel) else {
+                            continue;
+                        };
+                        let Some(event) = QueueEvent::parse(queue, message.get_payload_bytes())
                         else {
                             log::debug!("echomq: ignored a non-event message on {channel}");
                             continue;
@@ -352,20 +383,21 @@ async fn follow(
                 _ = tx.closed() => return,
             }
         }
-        log::warn!("echomq: the event subscription to {channel} dropped; re-subscribing");
+        log::warn!("echomq: the event subscription to {described} dropped; re-subscribing");
         let mut pause = Duration::from_millis(50);
         pubsub = loop {
             tokio::select! {
                 _ = tokio::time::sleep(pause) => {}
                 _ = tx.closed() => return,
             }
-            match open_pubsub(&client, &channel, timeout).await {
+            let clients = transport.pubsub_clients(&channels[0].0).await;
+            match open_pubsub(&clients, &channels, timeout).await {
                 Ok(pubsub) => {
-                    log::info!("echomq: re-subscribed to {channel}");
+                    log::info!("echomq: re-subscribed to {described}");
                     break pubsub;
                 }
                 Err(e) => {
-                    log::debug!("echomq: re-subscribing to {channel} failed: {e}");
+                    log::debug!("echomq: re-subscribing to {described} failed: {e}");
                     pause = (pause * 2).min(RESUBSCRIBE_MAX);
                 }
             }
@@ -379,7 +411,10 @@ pub enum Settled {
     /// Completed (in echomq:2.0.0 a completed job leaves no row).
     Completed,
     /// Dead-lettered, with its `last_error`.
-    Dead { error: Option<String> },
+    Dead {
+        /// The job's `last_error`, if it has one.
+        error: Option<String>,
+    },
 }
 
 /// How often a waiter re-reads the job besides waking on its events: a lost
@@ -391,24 +426,32 @@ impl Client {
     /// once the server confirmed the subscription, so every event published
     /// after this returns is delivered (at-most-once: barring a drop).
     pub async fn subscribe(&self, queue: &str) -> Result<Subscription> {
-        let channel = events_channel(queue)?;
+        self.subscribe_many(&[queue]).await
+    }
+
+    /// Subscribe to the events of several queues on one connection (a
+    /// dashboard showing many queues holds one connection, not one per
+    /// queue). Each event names its queue; otherwise as [`Client::subscribe`].
+    pub async fn subscribe_many<Q: AsRef<str>>(&self, queues: &[Q]) -> Result<Subscription> {
+        if queues.is_empty() {
+            return Err(Error::invalid_argument("subscribe to at least one queue"));
+        }
+        let channels = queues
+            .iter()
+            .map(|q| Ok((events_channel(q.as_ref())?, q.as_ref().to_string())))
+            .collect::<Result<Vec<Channel>>>()?;
         let timeout = self.options().connect_timeout;
-        let client = self.transport().redis_client();
-        let first = open_pubsub(&client, &channel, timeout).await?;
+        // On a cluster the connection goes to the master owning the first
+        // queue's slot (the publish script counts that node's subscribers);
+        // queues on other masters are still heard through the cluster bus
+        // whenever a subscriber there makes their publisher send.
+        let transport = self.transport_arc();
+        let clients = transport.pubsub_clients(&channels[0].0).await;
+        let first = open_pubsub(&clients, &channels, timeout).await?;
         let (tx, rx) = mpsc::channel(SUBSCRIBER_BUFFER);
-        let task = tokio::spawn(follow(
-            client,
-            queue.to_string(),
-            channel,
-            first,
-            tx,
-            timeout,
-        ));
-        Ok(Subscription {
-            queue: queue.to_string(),
-            rx,
-            task,
-        })
+        let queues = channels.iter().map(|(_, q)| q.clone()).collect();
+        let task = tokio::spawn(follow(transport, channels, first, tx, timeout));
+        Ok(Subscription { queues, rx, task })
     }
 
     /// Wait up to `timeout` for job `id` to complete or go dead. It subscribes
@@ -507,6 +550,7 @@ pub struct BlockingSubscription {
 }
 
 impl BlockingSubscription {
+    /// The queue it listens to.
     pub fn queue(&self) -> &str {
         self.inner.queue()
     }
@@ -523,6 +567,7 @@ impl BlockingSubscription {
         })
     }
 
+    /// An event already received, without waiting.
     pub fn try_next(&mut self) -> Option<QueueEvent> {
         self.inner.try_next()
     }
@@ -532,6 +577,7 @@ impl BlockingSubscription {
         self.inner.rx.is_closed()
     }
 
+    /// Unsubscribe and close the connection; `next_timeout` then answers `None`.
     pub fn close(&mut self) {
         self.inner.close()
     }
@@ -543,11 +589,13 @@ impl BlockingSubscription {
 }
 
 impl crate::blocking::Client {
+    /// Blocking [`Client::subscribe`](crate::Client::subscribe).
     pub fn subscribe(&self, queue: &str) -> Result<BlockingSubscription> {
         let inner = crate::runtime::runtime().block_on(self.as_async().subscribe(queue))?;
         Ok(BlockingSubscription { inner })
     }
 
+    /// Blocking [`Client::wait_for`](crate::Client::wait_for).
     pub fn wait_for(&self, queue: &str, id: &str, timeout: Duration) -> Result<Settled> {
         crate::runtime::runtime().block_on(self.as_async().wait_for(queue, id, timeout))
     }

@@ -13,6 +13,7 @@ use redis::Value;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
+use crate::repeat::{Fire, FireOutcome, Repeat, Upserted};
 use crate::stall::Reaped;
 use crate::types::{Counts, Job, JobInfo, JobState, RetryOutcome};
 
@@ -89,7 +90,9 @@ pub fn created(reply: Value) -> Result<bool> {
     }
 }
 
-/// `claim`: a flat array of `id, payload, token` triples.
+/// `claim`: a flat array of `id, payload, token` triples. The token is the
+/// row's `attempts` after the claim's `HINCRBY` (PROTOCOL §5.2), so it is
+/// also the attempt number.
 pub fn claimed(reply: Value) -> Result<Vec<Job>> {
     let flat = items("claim", reply)?;
     if flat.len() % 3 != 0 {
@@ -98,10 +101,12 @@ pub fn claimed(reply: Value) -> Result<Vec<Job>> {
     let mut jobs = Vec::with_capacity(flat.len() / 3);
     let mut it = flat.into_iter();
     while let (Some(id), Some(payload), Some(token)) = (it.next(), it.next(), it.next()) {
+        let token = count("claim", token)?;
         jobs.push(Job {
             id: server_id("claim", id)?,
             payload: bytes("claim", payload)?,
-            token: count("claim", token)?,
+            token,
+            attempts: token,
         });
     }
     Ok(jobs)
@@ -258,7 +263,9 @@ pub fn job_row(id: &BrandedId, reply: Value) -> Result<Option<JobInfo>> {
     };
     Ok(Some(JobInfo {
         id: *id,
-        state: JobState::parse(&text("state").unwrap_or_default())?,
+        // A state another runtime wrote (say `awaiting_children`) is a
+        // typed unknown state, not an error: the rest of the row is readable.
+        state: JobState::parse(&text("state").unwrap_or_default()),
         attempts,
         payload: fields.get("payload").cloned().unwrap_or_default(),
         last_error: text("last_error"),
@@ -371,6 +378,158 @@ pub fn rate_limited(reply: Value) -> Result<()> {
     match text("rate_limit", reply)?.as_str() {
         "ok" => Ok(()),
         other => Err(unexpected_word("rate_limit", other)),
+    }
+}
+
+/// A slot as the server shows a ZSET score: an integral number of ms.
+fn slot(what: &str, reply: Value) -> Result<u64> {
+    let shown = reply.clone();
+    let text = text(what, reply)?;
+    text.parse::<u64>()
+        .ok()
+        .or_else(|| {
+            let f: f64 = text.parse().ok()?;
+            (f.fract() == 0.0 && (0.0..9.0e15).contains(&f)).then_some(f as u64)
+        })
+        .ok_or_else(|| unexpected(what, &shown))
+}
+
+/// One repeat as `repeat_read` and `repeat_upsert` show it: `[name, slot,
+/// [field, value, ...]]` (the record's HGETALL; empty when it has none).
+/// Fields this client does not know are ignored.
+fn repeat_entry(what: &str, reply: Value) -> Result<Repeat> {
+    let [name, at, record]: [Value; 3] = items(what, reply)?
+        .try_into()
+        .map_err(|e| unexpected(what, &Value::Array(e)))?;
+    let mut repeat = Repeat {
+        name: text(what, name)?,
+        next_run_ms: slot(what, at)?,
+        ..Repeat::default()
+    };
+    let flat = items(what, record)?;
+    if flat.len() % 2 != 0 {
+        return Err(unexpected(what, &Value::Array(flat)));
+    }
+    let mut it = flat.into_iter();
+    while let (Some(field), Some(value)) = (it.next(), it.next()) {
+        let number = |v: Value| -> Result<Option<u64>> { Ok(Some(count(what, int_text(v))?)) };
+        match text(what, field)?.as_str() {
+            "template" => repeat.payload = bytes(what, value)?,
+            "every_ms" => repeat.every_ms = number(value)?,
+            "cron" => repeat.cron = Some(text(what, value)?),
+            "tz" => repeat.tz = Some(text(what, value)?),
+            "start_at" => repeat.start_at = number(value)?,
+            "end_at" => repeat.end_at = number(value)?,
+            "limit" => repeat.limit = number(value)?,
+            "count" => repeat.count = count(what, int_text(value))?,
+            "last_slot" => repeat.last_run_ms = Some(slot(what, value)?),
+            "last_id" => repeat.last_id = Some(server_id(what, value)?),
+            _ => {}
+        }
+    }
+    Ok(repeat)
+}
+
+/// A decimal field value read as the integer it spells.
+fn int_text(v: Value) -> Value {
+    match v {
+        Value::BulkString(b) => match std::str::from_utf8(&b)
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+        {
+            Some(n) => Value::Int(n),
+            None => Value::BulkString(b),
+        },
+        other => other,
+    }
+}
+
+/// `repeat_read` (2.1.0): `[server now ms, entry, ...]`.
+pub fn repeats(reply: Value) -> Result<(u64, Vec<Repeat>)> {
+    let mut all = items("repeat_read", reply)?.into_iter();
+    let now = count("repeat_read", all.next().unwrap_or(Value::Nil))?;
+    let entries = all
+        .map(|entry| repeat_entry("repeat_read", entry))
+        .collect::<Result<_>>()?;
+    Ok((now, entries))
+}
+
+/// `repeat_upsert` (2.1.0): `[created|updated|kept, slot, record]` or
+/// `[collides, other name]`.
+pub fn repeat_upserted(reply: Value) -> Result<Upserted> {
+    let mut parts = items("repeat_upsert", reply)?;
+    if parts.len() == 2 {
+        let other = parts.pop().unwrap_or(Value::Nil);
+        let word = text("repeat_upsert", parts.pop().unwrap_or(Value::Nil))?;
+        return match word.as_str() {
+            "collides" => Ok(Upserted::Collides(text("repeat_upsert", other)?)),
+            _ => Err(unexpected_word("repeat_upsert", &word)),
+        };
+    }
+    let [word, at, record]: [Value; 3] = parts
+        .try_into()
+        .map_err(|p| unexpected("repeat_upsert", &Value::Array(p)))?;
+    let word = text("repeat_upsert", word)?;
+    let kept = match word.as_str() {
+        "kept" => true,
+        "created" | "updated" => false,
+        other => return Err(unexpected_word("repeat_upsert", other)),
+    };
+    // The record carries no name: the entry shape with a placeholder, then the caller's.
+    let repeat = repeat_entry(
+        "repeat_upsert",
+        Value::Array(vec![Value::BulkString(Vec::new()), at, record]),
+    )?;
+    Ok(Upserted::Scheduled { repeat, kept })
+}
+
+/// `repeat_fire` (2.1.0): one `[outcome, id or '', next slot or '']` per
+/// repeat sent, in order; `sent` of them.
+pub fn repeats_fired(reply: Value, sent: usize) -> Result<Vec<Fire>> {
+    let verdicts = items("repeat_fire", reply)?;
+    if verdicts.len() != sent {
+        return Err(unexpected("repeat_fire", &Value::Array(verdicts)));
+    }
+    verdicts
+        .into_iter()
+        .map(|verdict| {
+            let [word, id, next]: [Value; 3] = items("repeat_fire", verdict)?
+                .try_into()
+                .map_err(|v| unexpected("repeat_fire", &Value::Array(v)))?;
+            let outcome = match text("repeat_fire", word)?.as_str() {
+                "fired" => FireOutcome::Fired,
+                "duplicate" => FireOutcome::Duplicate,
+                "moved" => FireOutcome::Moved,
+                "early" => FireOutcome::Early,
+                "gone" => FireOutcome::Gone,
+                "ended" => FireOutcome::Ended,
+                other => return Err(unexpected_word("repeat_fire", other)),
+            };
+            let id = match bytes("repeat_fire", id)? {
+                raw if raw.is_empty() => None,
+                raw => Some(server_id("repeat_fire", Value::BulkString(raw))?),
+            };
+            if matches!(outcome, FireOutcome::Fired | FireOutcome::Duplicate) != id.is_some() {
+                return Err(unexpected_word(
+                    "repeat_fire",
+                    "an id that does not fit the outcome",
+                ));
+            }
+            let next = match bytes("repeat_fire", next)? {
+                raw if raw.is_empty() => None,
+                raw => Some(slot("repeat_fire", Value::BulkString(raw))?),
+            };
+            Ok(Fire { outcome, id, next })
+        })
+        .collect()
+}
+
+/// `repeat_remove` (2.1.0): 1 removed, 0 there was none.
+pub fn repeat_removed(reply: Value) -> Result<bool> {
+    match count("repeat_remove", reply)? {
+        1 => Ok(true),
+        0 => Ok(false),
+        n => Err(unexpected("repeat_remove", &Value::Int(n as i64))),
     }
 }
 
@@ -542,6 +701,26 @@ mod tests {
     }
 
     #[test]
+    fn a_state_this_client_does_not_know_is_a_typed_unknown_state() {
+        let row =
+            wire("%2\r\n$5\r\nstate\r\n$17\r\nawaiting_children\r\n$8\r\nattempts\r\n$1\r\n0\r\n");
+        let info = job_row(&id(), row).unwrap().unwrap();
+        assert_eq!(info.state, JobState::Unknown("awaiting_children".into()));
+        assert_eq!(
+            (info.state.as_str(), info.state.raw()),
+            ("unknown", "awaiting_children")
+        );
+        assert!(!info.state.is_known() && JobState::Dead.is_known());
+    }
+
+    #[test]
+    fn a_claimed_job_carries_its_attempt_number() {
+        let reply = format!("*3\r\n$14\r\n{ID}\r\n$1\r\nx\r\n:3\r\n");
+        let jobs = claimed(wire(&reply)).unwrap();
+        assert_eq!((jobs[0].token, jobs[0].attempts), (3, 3));
+    }
+
+    #[test]
     fn reaped_and_deduped_replies_decode_and_refuse_other_shapes() {
         let both = format!("*2\r\n*1\r\n$14\r\n{ID}\r\n*0\r\n");
         let r = reaped(wire(&both)).unwrap();
@@ -556,6 +735,53 @@ mod tests {
         assert_eq!(kind(deduped(wire(":1\r\n"))), ErrorKind::Protocol);
         assert!(rate_limited(wire("+ok\r\n")).is_ok());
         assert_eq!(kind(rate_limited(wire("+later\r\n"))), ErrorKind::Protocol);
+    }
+
+    #[test]
+    fn repeat_replies_decode_and_refuse_other_shapes() {
+        let entry = format!(
+            "*3\r\n$7\r\nnightly\r\n$13\r\n1780512970164\r\n*8\r\n$8\r\nevery_ms\r\n$4\r\n1000\r\n$8\r\ntemplate\r\n$2\r\nhi\r\n$5\r\ncount\r\n$1\r\n3\r\n$7\r\nlast_id\r\n$14\r\n{ID}\r\n"
+        );
+        let (now, all) = repeats(wire(&format!("*2\r\n:1780512970200\r\n{entry}"))).unwrap();
+        assert_eq!(now, 1_780_512_970_200);
+        let r = &all[0];
+        assert_eq!(
+            (r.name.as_str(), r.next_run_ms, r.every_ms),
+            ("nightly", 1_780_512_970_164, Some(1000))
+        );
+        assert_eq!(
+            (r.payload.as_slice(), r.count, r.last_id),
+            (&b"hi"[..], 3, Some(id()))
+        );
+        let bad_slot = "*2\r\n:1\r\n*3\r\n$1\r\nn\r\n$3\r\n1.5\r\n*0\r\n";
+        assert_eq!(kind(repeats(wire(bad_slot))), ErrorKind::Protocol);
+        let odd_record = "*2\r\n:1\r\n*3\r\n$1\r\nn\r\n$1\r\n5\r\n*1\r\n$1\r\nx\r\n";
+        assert_eq!(kind(repeats(wire(odd_record))), ErrorKind::Protocol);
+        let collides = "*2\r\n$8\r\ncollides\r\n$5\r\nother\r\n";
+        assert_eq!(
+            repeat_upserted(wire(collides)).unwrap(),
+            Upserted::Collides("other".into())
+        );
+        assert_eq!(
+            kind(repeat_upserted(wire("*2\r\n$2\r\nno\r\n$1\r\nx\r\n"))),
+            ErrorKind::Protocol
+        );
+        let fired = format!("*1\r\n*3\r\n$5\r\nfired\r\n$14\r\n{ID}\r\n$13\r\n1780512971164\r\n");
+        let f = repeats_fired(wire(&fired), 1).unwrap();
+        assert_eq!(
+            (f[0].outcome, f[0].id, f[0].next),
+            (FireOutcome::Fired, Some(id()), Some(1_780_512_971_164))
+        );
+        assert_eq!(kind(repeats_fired(wire(&fired), 2)), ErrorKind::Protocol);
+        let no_id = "*1\r\n*3\r\n$5\r\nfired\r\n$0\r\n\r\n$0\r\n\r\n";
+        assert_eq!(kind(repeats_fired(wire(no_id), 1)), ErrorKind::Protocol);
+        let moved = "*1\r\n*3\r\n$5\r\nmoved\r\n$0\r\n\r\n$0\r\n\r\n";
+        assert_eq!(
+            repeats_fired(wire(moved), 1).unwrap()[0].outcome,
+            FireOutcome::Moved
+        );
+        assert!(repeat_removed(wire(":1\r\n")).unwrap());
+        assert_eq!(kind(repeat_removed(wire(":2\r\n"))), ErrorKind::Protocol);
     }
 
     #[test]

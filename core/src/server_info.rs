@@ -9,7 +9,9 @@ use std::fmt;
 /// A server's name (`redis`, `valkey`, or what its `server_name` says) and version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerInfo {
+    /// The server's name: `redis`, `valkey`, ...
     pub name: String,
+    /// The server's version, as it reports it.
     pub version: String,
 }
 

@@ -16,7 +16,9 @@ use crate::wire::WireVersion;
 /// `stalled` / `dead` events for exactly these jobs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Reaped {
+    /// Jobs returned to pending.
     pub recovered: Vec<BrandedId>,
+    /// Jobs dead-lettered for stalling too often.
     pub dead: Vec<BrandedId>,
 }
 
@@ -26,6 +28,7 @@ impl Reaped {
         self.recovered.len() + self.dead.len()
     }
 
+    /// `true` when the reap touched no job.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -1,28 +1,50 @@
-//! The one seam between the client and the server connection.
+//! The one seam between the client and the server.
 //!
-//! It owns a multiplexed connection (concurrent callers pipeline on it),
-//! reconnects lazily after a loss and fences every new connection before it
-//! carries anything else. A request in flight when the connection drops fails
-//! with a connection error and is never replayed. A Redis Cluster transport
-//! would implement the same three calls (`query`, `pipeline`, `script`).
+//! It owns one connection ([`Conn`]: a multiplexed connection to a standalone
+//! server, or the cluster client), fences before the connection carries
+//! anything else, and retries transient server states with backoff inside
+//! the response timeout:
+//!
+//! - Standalone: reconnects lazily after a loss. A request in flight when the
+//!   socket drops fails with a connection error and is never replayed.
+//! - Cluster: redis-rs routes each request to the master owning its slot,
+//!   follows MOVED/ASK and reconnects nodes by itself (replaying a request
+//!   whose node connection dropped). Whenever a node's connection ends, the
+//!   next request re-fences first (the fence key's master may have changed).
+//!
+//! A reply that means "not now, nothing ran" (`LOADING`, `BUSY`, `TRYAGAIN`,
+//! `CLUSTERDOWN`, `MASTERDOWN`, `READONLY`, MOVED/ASK inside a pipeline), and
+//! a failure to (re)connect before anything was sent, are retried until the
+//! response timeout and then answered as [`ErrorKind::Unavailable`].
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Value};
+use redis::Value;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::conn::{Conn, Target};
+use crate::error::{transient_code, Error, ErrorKind, Result};
 use crate::fence::{self, BundleMismatch};
 use crate::options::ConnectOptions;
 use crate::scripts::Script;
 
+/// How long transient states are retried when `response_timeout` is `None`.
+const RETRY_BUDGET_WITHOUT_TIMEOUT: Duration = Duration::from_secs(30);
+const FIRST_PAUSE: Duration = Duration::from_millis(10);
+const LONGEST_PAUSE: Duration = Duration::from_millis(400);
+/// The least time an attempt gets, so a retry that starts just before the
+/// deadline can still hear the server's (transient) answer instead of
+/// timing out: a call may overrun the response timeout by this much.
+const LAST_ATTEMPT: Duration = Duration::from_millis(100);
+
 #[derive(Clone)]
 struct Live {
-    conn: MultiplexedConnection,
+    conn: Conn,
     generation: u64,
-    /// Set by the connection's driver when the socket ends, so the next call
-    /// reconnects instead of failing on a connection already known dead.
+    /// Set by a standalone connection's driver when the socket ends, so the
+    /// next call reconnects instead of failing on a connection known dead.
     dead: Arc<AtomicBool>,
     /// The process that opened the socket. A forked child must not write to
     /// its parent's socket; it leaks the handle and reconnects.
@@ -30,38 +52,45 @@ struct Live {
 }
 
 pub(crate) struct Transport {
-    client: redis::Client,
+    target: Target,
+    /// The URL connected to (with its password: never shown, see redact.rs),
+    /// for the read-only probe's connection of its own.
+    url: String,
     options: ConnectOptions,
     live: RwLock<Option<Live>>,
     reconnect: tokio::sync::Mutex<()>,
     generation: AtomicU64,
     closed: AtomicBool,
     mismatches: Mutex<Vec<BundleMismatch>>,
+    /// Cluster: a node connection ended (or a request met an unavailable
+    /// node) since the last fence; the next request re-fences first.
+    refence: Arc<AtomicBool>,
+    /// How many times the fence has run on this transport (diagnostics, tests).
+    fences: AtomicU64,
+}
+
+/// How one attempt failed: was anything sent to the server?
+enum Failure {
+    BeforeSending(Error),
+    AfterSending(Error),
 }
 
 impl Transport {
     /// Open, fence and record the bundle; fail on the first error.
     pub async fn connect(url: &str, options: ConnectOptions) -> Result<Arc<Self>> {
-        let info = redis::IntoConnectionInfo::into_connection_info(url).map_err(|e| {
-            let shown = crate::redact::redact_url(url);
-            let why = crate::redact::scrub(&e.to_string(), url);
-            Error::invalid_argument(format!("invalid server url {shown:?}: {why}"))
-        })?;
-        // RESP3, so the driver can tell us the moment the socket ends.
-        let settings = info
-            .redis_settings()
-            .clone()
-            .set_protocol(redis::ProtocolVersion::RESP3);
-        let info = info.set_redis_settings(settings);
-        let client = redis::Client::open(info).map_err(Error::from)?;
+        let refence = Arc::new(AtomicBool::new(false));
+        let target = Target::parse(url, options.connect_timeout, refence.clone())?;
         let transport = Arc::new(Transport {
-            client,
+            target,
+            url: url.to_string(),
             options,
             live: RwLock::new(None),
             reconnect: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             mismatches: Mutex::new(Vec::new()),
+            refence,
+            fences: AtomicU64::new(0),
         });
         transport.current().await?;
         Ok(transport)
@@ -71,10 +100,88 @@ impl Transport {
         &self.options
     }
 
-    /// The server's address and credentials, for connections of another
-    /// kind (the event subscriber's).
-    pub fn redis_client(&self) -> redis::Client {
-        self.client.clone()
+    /// The URL this transport connected to (secrets included: never log it).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn is_cluster(&self) -> bool {
+        self.target.is_cluster()
+    }
+
+    pub fn fence_count(&self) -> u64 {
+        self.fences.load(Ordering::Relaxed)
+    }
+
+    /// Where the event subscriber of the channel `channel` connects, in the
+    /// order to try: the one server; on a cluster, the master owning the
+    /// channel's slot first — the `publish` script counts subscribers with
+    /// `PUBSUB NUMSUB`, which sees only the node it runs on — then the seeds.
+    pub async fn pubsub_clients(&self, channel: &str) -> Vec<redis::Client> {
+        let mut clients = Vec::new();
+        if self.is_cluster() {
+            let slot = crate::slot::slot(channel.as_bytes());
+            match self.masters().await {
+                Ok(masters) => {
+                    let owner = masters
+                        .iter()
+                        .find(|m| m.slots.iter().any(|&(a, b)| (a..=b).contains(&slot)));
+                    if let Some(client) =
+                        owner.and_then(|m| self.target.node_client(&m.host, m.port))
+                    {
+                        clients.push(client);
+                    }
+                }
+                Err(e) => log::debug!("echomq: cannot read the cluster's masters: {e}"),
+            }
+        }
+        clients.extend(self.target.seed_clients());
+        clients
+    }
+
+    /// The cluster's masters and their slots (`CLUSTER SLOTS` on any node).
+    pub(crate) async fn masters(&self) -> Result<Vec<crate::conn::Master>> {
+        let reply: Value = self.query(redis::cmd("CLUSTER").arg("SLOTS")).await?;
+        crate::conn::masters_of(&reply)
+    }
+
+    /// Every key matching `pattern`: one `SCAN` walk of the server, or of
+    /// each master of a cluster (a `SCAN` sees one node's keys only).
+    pub async fn scan_keys(&self, pattern: &str, count: u64) -> Result<Vec<Vec<u8>>> {
+        let nodes: Vec<Option<(String, u16)>> = if self.is_cluster() {
+            self.masters()
+                .await?
+                .into_iter()
+                .map(|m| Some((m.host, m.port)))
+                .collect()
+        } else {
+            vec![None]
+        };
+        let mut found = Vec::new();
+        for node in &nodes {
+            let node = node.as_ref().map(|(host, port)| (host.as_str(), *port));
+            let mut cursor: u64 = 0;
+            loop {
+                let mut scan = redis::cmd("SCAN");
+                scan.arg(cursor)
+                    .arg("MATCH")
+                    .arg(pattern)
+                    .arg("COUNT")
+                    .arg(count);
+                let (next, keys): (u64, Vec<Vec<u8>>) = self
+                    .run(|mut conn| {
+                        let scan = &scan;
+                        async move { Ok(redis::from_redis_value(conn.on_node(node, scan).await?)?) }
+                    })
+                    .await?;
+                found.extend(keys);
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        Ok(found)
     }
 
     pub fn bundle_mismatches(&self) -> Vec<BundleMismatch> {
@@ -90,43 +197,62 @@ impl Transport {
         self.closed.load(Ordering::SeqCst)
     }
 
-    /// The live connection, opening (and fencing) a new one when there is none.
+    fn closed_error() -> Error {
+        Error::new(ErrorKind::Closed, "client is closed")
+    }
+
+    /// The live connection, opening (and fencing) a new one when there is
+    /// none, and re-fencing a cluster connection after a topology event.
     async fn current(&self) -> Result<Live> {
         if self.is_closed() {
-            return Err(Error::new(ErrorKind::Closed, "client is closed"));
+            return Err(Self::closed_error());
         }
         let pid = std::process::id();
+        let usable = |l: &Live| l.pid == pid && !l.dead.load(Ordering::Acquire);
         if let Some(live) = self.live.read().expect("live lock").as_ref() {
-            if live.pid == pid && !live.dead.load(Ordering::Acquire) {
+            if usable(live) && !self.refence.load(Ordering::Acquire) {
                 return Ok(live.clone());
             }
         }
         let _one_at_a_time = self.reconnect.lock().await;
-        {
+        let existing = {
             let mut slot = self.live.write().expect("live lock");
             match slot.take() {
-                Some(live) if live.pid == pid && !live.dead.load(Ordering::Acquire) => {
+                Some(live) if usable(&live) => {
                     *slot = Some(live.clone());
-                    return Ok(live);
+                    Some(live)
                 }
                 // Inherited across fork(): its driver task and socket belong to
                 // the parent. Leak it rather than close or write to it.
-                Some(live) if live.pid != pid => std::mem::forget(live),
-                _ => {}
+                Some(live) if live.pid != pid => {
+                    std::mem::forget(live);
+                    None
+                }
+                _ => None,
             }
+        };
+        if let Some(live) = existing {
+            if self.refence.swap(false, Ordering::AcqRel) {
+                let mut conn = live.conn.clone();
+                if let Err(e) = self.within_connect_timeout(self.prepare(&mut conn)).await {
+                    self.refence.store(true, Ordering::Release);
+                    return Err(e);
+                }
+            }
+            return Ok(live);
         }
+        self.refence.store(false, Ordering::Release);
         let dead = Arc::new(AtomicBool::new(false));
-        let conn = tokio::time::timeout(self.options.connect_timeout, self.open(dead.clone()))
-            .await
-            .map_err(|_| {
-                Error::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "connect did not finish within {:?}",
-                        self.options.connect_timeout
-                    ),
-                )
-            })??;
+        let conn = self
+            .within_connect_timeout(async {
+                let mut conn = self
+                    .target
+                    .open(self.options.connect_timeout, dead.clone())
+                    .await?;
+                self.prepare(&mut conn).await?;
+                Ok(conn)
+            })
+            .await?;
         let live = Live {
             conn,
             generation: self.generation.fetch_add(1, Ordering::SeqCst) + 1,
@@ -134,61 +260,53 @@ impl Transport {
             pid,
         };
         if self.is_closed() {
-            return Err(Error::new(ErrorKind::Closed, "client is closed"));
+            return Err(Self::closed_error());
         }
         *self.live.write().expect("live lock") = Some(live.clone());
         Ok(live)
     }
 
-    async fn open(&self, dead: Arc<AtomicBool>) -> Result<MultiplexedConnection> {
-        let on_push = move |info: redis::PushInfo| -> std::result::Result<(), ()> {
-            if info.kind == redis::PushKind::Disconnection {
-                dead.store(true, Ordering::Release);
-            }
-            Ok(())
-        };
-        let config = AsyncConnectionConfig::new()
-            .set_push_sender(on_push)
-            .set_connection_timeout(Some(self.options.connect_timeout))
-            .set_response_timeout(None);
-        let mut conn = self
-            .client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .map_err(|e| {
-                // A connect attempt that ran out of time is a timeout, not a refusal.
-                let kind = if e.is_timeout() {
-                    ErrorKind::Timeout
-                } else {
-                    ErrorKind::Connection
-                };
-                Error::new(kind, format!("cannot connect: {e}"))
-            })?;
-        if let Some(name) = &self.options.client_name {
+    async fn within_connect_timeout<T>(&self, fut: impl Future<Output = Result<T>>) -> Result<T> {
+        let limit = self.options.connect_timeout;
+        tokio::time::timeout(limit, fut).await.map_err(|_| {
+            Error::new(
+                ErrorKind::Timeout,
+                format!("connect did not finish within {limit:?}"),
+            )
+        })?
+    }
+
+    /// Name the connection, fence, record the bundle.
+    async fn prepare(&self, conn: &mut Conn) -> Result<()> {
+        if let (Some(name), Conn::Single(single)) = (&self.options.client_name, &mut *conn) {
             let _: () = redis::cmd("CLIENT")
                 .arg("SETNAME")
                 .arg(name)
-                .query_async(&mut conn)
+                .query_async(single)
                 .await?;
         }
         let speaks = self.options.wire_version;
-        // Part of the handshake: lets `CLIENT LIST` tell which wire version
-        // each connection speaks (the upgrade verb lists the older ones).
-        // Servers before Redis 7.2 do not know SETINFO; that is not an error.
-        let _: redis::RedisResult<()> = redis::cmd("CLIENT")
-            .arg("SETINFO")
-            .arg("LIB-NAME")
-            .arg(crate::upgrade::LIB_NAME)
-            .query_async(&mut conn)
-            .await;
-        let _: redis::RedisResult<()> = redis::cmd("CLIENT")
-            .arg("SETINFO")
-            .arg("LIB-VER")
-            .arg(speaks.as_str())
-            .query_async(&mut conn)
-            .await;
-        fence::fence(&mut conn, speaks).await?;
-        let mismatches = fence::record_bundle(&mut conn, speaks).await?;
+        if let Conn::Single(single) = &mut *conn {
+            // Part of the handshake: lets `CLIENT LIST` tell which wire version
+            // each connection speaks (the upgrade verb lists the older ones).
+            // Servers before Redis 7.2 do not know SETINFO; that is not an
+            // error. (The cluster client opens node connections itself.)
+            let _: redis::RedisResult<()> = redis::cmd("CLIENT")
+                .arg("SETINFO")
+                .arg("LIB-NAME")
+                .arg(crate::upgrade::LIB_NAME)
+                .query_async(single)
+                .await;
+            let _: redis::RedisResult<()> = redis::cmd("CLIENT")
+                .arg("SETINFO")
+                .arg("LIB-VER")
+                .arg(speaks.as_str())
+                .query_async(single)
+                .await;
+        }
+        fence::fence(conn, speaks).await?;
+        self.fences.fetch_add(1, Ordering::Relaxed);
+        let mismatches = fence::record_bundle(conn, speaks).await?;
         if !mismatches.is_empty() {
             let text = mismatches
                 .iter()
@@ -213,7 +331,7 @@ impl Transport {
                 log::warn!("echomq: script bundle mismatch in {{emq}}:bundle: {text}");
             }
         }
-        Ok(conn)
+        Ok(())
     }
 
     /// Forget a connection that failed, unless a newer one already replaced it.
@@ -224,65 +342,177 @@ impl Transport {
         }
     }
 
-    /// Apply the response timeout. The outer error is the timeout; the inner
-    /// result is the server's (kept raw so NOSCRIPT can be recognised).
-    async fn timed<T>(
-        &self,
-        fut: impl std::future::Future<Output = redis::RedisResult<T>>,
-    ) -> Result<redis::RedisResult<T>> {
-        match self.options.response_timeout {
-            Some(limit) => tokio::time::timeout(limit, fut)
-                .await
-                .map_err(|_| Error::new(ErrorKind::Timeout, format!("no answer within {limit:?}"))),
-            None => Ok(fut.await),
-        }
+    /// One attempt: get the connection, run `op` on it within `limit`.
+    async fn attempt<T, F, Fut>(&self, op: &mut F, limit: Option<Duration>) -> Result<T, Failure>
+    where
+        F: FnMut(Conn) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let live = self.current().await.map_err(Failure::BeforeSending)?;
+        let fut = op(live.conn.clone());
+        let answer = match limit {
+            Some(limit) => tokio::time::timeout(limit, fut).await.unwrap_or_else(|_| {
+                Err(Error::new(
+                    ErrorKind::Timeout,
+                    format!("no answer within {limit:?}"),
+                ))
+            }),
+            None => fut.await,
+        };
+        answer.map_err(|e| {
+            match e.kind() {
+                ErrorKind::Connection if !self.is_cluster() => self.invalidate(live.generation),
+                ErrorKind::Connection | ErrorKind::Unavailable if self.is_cluster() => {
+                    self.refence.store(true, Ordering::Release)
+                }
+                _ => {}
+            }
+            Failure::AfterSending(e)
+        })
     }
 
-    fn settle<T>(&self, live: &Live, answer: Result<redis::RedisResult<T>>) -> Result<T> {
-        let answer = answer.and_then(|a| a.map_err(Error::from));
-        if let Err(e) = &answer {
-            if e.kind() == ErrorKind::Connection {
-                self.invalidate(live.generation);
+    /// Run `op` on the live connection, retrying transient states with
+    /// backoff until the response timeout (see the module docs).
+    async fn run<T, F, Fut>(&self, mut op: F) -> Result<T>
+    where
+        F: FnMut(Conn) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let started = Instant::now();
+        let budget = self
+            .options
+            .response_timeout
+            .unwrap_or(RETRY_BUDGET_WITHOUT_TIMEOUT);
+        let mut pause = FIRST_PAUSE;
+        let mut last: Option<Error> = None;
+        loop {
+            let left = budget.saturating_sub(started.elapsed());
+            if let Some(error) = last.take() {
+                if left.is_zero() {
+                    return Err(Error::new(
+                        ErrorKind::Unavailable,
+                        format!(
+                            "still unavailable after {budget:?} of retries: {}",
+                            error.message()
+                        ),
+                    ));
+                }
+                log::debug!("echomq: transient failure, retrying in {pause:?}: {error}");
+                tokio::time::sleep(pause.min(left)).await;
+                pause = (pause * 2).min(LONGEST_PAUSE);
+            }
+            let limit = self
+                .options
+                .response_timeout
+                .map(|t| t.saturating_sub(started.elapsed()).max(LAST_ATTEMPT));
+            match self.attempt(&mut op, limit).await {
+                Ok(value) => return Ok(value),
+                Err(Failure::BeforeSending(e)) if e.kind() == ErrorKind::Connection => {
+                    last = Some(e)
+                }
+                Err(Failure::BeforeSending(e) | Failure::AfterSending(e))
+                    if e.kind() == ErrorKind::Unavailable =>
+                {
+                    last = Some(e)
+                }
+                Err(Failure::BeforeSending(e) | Failure::AfterSending(e)) => return Err(e),
+            }
+            if self.is_closed() {
+                return Err(Self::closed_error());
             }
         }
-        answer
     }
 
     /// Run one command.
     pub async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T> {
-        let live = self.current().await?;
-        let mut conn = live.conn.clone();
-        let answer = self.timed(cmd.query_async::<T>(&mut conn)).await;
-        self.settle(&live, answer)
+        self.run(|mut conn| async move { Ok(cmd.query_async::<T>(&mut conn).await?) })
+            .await
     }
 
-    /// Run a pipeline; with `per_item`, server errors come back per command.
+    /// Run a pipeline whose commands all touch one slot.
     pub async fn pipeline(&self, pipe: &redis::Pipeline) -> Result<Vec<Value>> {
-        let live = self.current().await?;
-        let mut conn = live.conn.clone();
-        let answer = self.timed(pipe.query_async::<Vec<Value>>(&mut conn)).await;
-        self.settle(&live, answer)
+        self.run(|mut conn| async move { Ok(pipe.query_async::<Vec<Value>>(&mut conn).await?) })
+            .await
     }
 
-    /// EVALSHA, healing NOSCRIPT by loading the source and retrying once.
+    /// EVALSHA; on NOSCRIPT (a new, flushed or failed-over master) the same
+    /// call as EVAL, which runs it and caches the script on that master.
     pub async fn script(&self, script: &Script, keys: &[&str], args: &[&[u8]]) -> Result<Value> {
-        let cmd = evalsha(script, keys, args);
-        let live = self.current().await?;
-        let mut conn = live.conn.clone();
-        let answer = self.timed(cmd.query_async::<Value>(&mut conn)).await;
-        match answer {
-            Ok(Err(e)) if is_noscript(&e) => {
-                self.load(script).await?;
-                let answer = self.timed(cmd.query_async::<Value>(&mut conn)).await;
-                self.settle(&live, answer)
+        self.run(|mut conn| async move {
+            match evalsha(script, keys, args)
+                .query_async::<Value>(&mut conn)
+                .await
+            {
+                Err(e) if is_noscript(&e) => {
+                    Ok(eval(script, keys, args).query_async(&mut conn).await?)
+                }
+                other => Ok(other?),
             }
-            other => self.settle(&live, other),
-        }
+        })
+        .await
     }
 
-    /// Run many invocations of one script in one round trip, with a verdict per
-    /// item. Items refused with NOSCRIPT did not run; they are re-sent once
-    /// after loading the script.
+    /// The script, then `WAIT replicas timeout` on the same connection in the
+    /// same round trip. Answers the script's reply and how many replicas
+    /// acknowledged the write.
+    pub async fn script_then_wait(
+        &self,
+        script: &Script,
+        keys: &[&str],
+        args: &[&[u8]],
+    ) -> Result<(Value, u64)> {
+        self.run(|mut conn| async move {
+            let mut answers = self
+                .with_wait(evalsha(script, keys, args))
+                .query_async::<Vec<redis::RedisResult<Value>>>(&mut conn)
+                .await?;
+            if matches!(&answers[0], Err(e) if is_noscript(e)) {
+                answers = self
+                    .with_wait(eval(script, keys, args))
+                    .query_async(&mut conn)
+                    .await?;
+            }
+            let acked = answers.pop().expect("two answers")?;
+            let reply = answers.pop().expect("two answers")?;
+            Ok((reply, redis::from_redis_value(acked)?))
+        })
+        .await
+    }
+
+    fn with_wait(&self, cmd: redis::Cmd) -> redis::Pipeline {
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        pipe.add_command(cmd);
+        pipe.add_command(self.wait_cmd());
+        pipe
+    }
+
+    fn wait_cmd(&self) -> redis::Cmd {
+        let mut cmd = redis::cmd("WAIT");
+        cmd.arg(self.options.wait_replicas)
+            .arg(self.options.wait_timeout_ms);
+        cmd
+    }
+
+    /// `WAIT` on the master owning `key`, over the connection that carried
+    /// the writes to it. For a batch whose writes all rode one connection.
+    pub async fn wait_on(&self, key: &str) -> Result<u64> {
+        let wait = self.wait_cmd();
+        self.run(|mut conn| {
+            let wait = &wait;
+            async move {
+                Ok(redis::from_redis_value(
+                    conn.on_master_of(key, wait).await?,
+                )?)
+            }
+        })
+        .await
+    }
+
+    /// Run many invocations of one script in one round trip, with a verdict
+    /// per item. Items refused with NOSCRIPT or a transient reply (MOVED,
+    /// ASK, TRYAGAIN during a slot migration, ...) did not run; each is sent
+    /// again on its own, routed and healed like [`Transport::script`].
     pub async fn script_many(
         &self,
         script: &Script,
@@ -296,49 +526,30 @@ impl Transport {
         for (keys, args) in calls {
             pipe.add_command(evalsha_owned(script, keys, args));
         }
-        let answers = self.pipeline_results(&pipe).await?;
-        let mut out: Vec<Result<Value>> = Vec::with_capacity(answers.len());
-        let mut missing = Vec::new();
-        for (i, a) in answers.into_iter().enumerate() {
-            if matches!(&a, Err(e) if is_noscript(e)) {
-                missing.push(i);
-            }
-            out.push(a.map_err(Error::from));
-        }
-        if !missing.is_empty() {
-            self.load(script).await?;
-            let mut pipe = redis::pipe();
-            pipe.ignore_errors();
-            for &i in &missing {
-                let (keys, args) = &calls[i];
-                pipe.add_command(evalsha_owned(script, keys, args));
-            }
-            let again = self.pipeline_results(&pipe).await?;
-            for (i, a) in missing.into_iter().zip(again) {
-                out[i] = a.map_err(Error::from);
-            }
-        }
-        Ok(out)
-    }
-
-    async fn pipeline_results(
-        &self,
-        pipe: &redis::Pipeline,
-    ) -> Result<Vec<redis::RedisResult<Value>>> {
-        let live = self.current().await?;
-        let mut conn = live.conn.clone();
-        let answer = self
-            .timed(pipe.query_async::<Vec<redis::RedisResult<Value>>>(&mut conn))
-            .await;
-        self.settle(&live, answer)
-    }
-
-    async fn load(&self, script: &Script) -> Result<()> {
-        let sha: String = self
-            .query(redis::cmd("SCRIPT").arg("LOAD").arg(script.source))
+        let answers = self
+            .run(|mut conn| {
+                let pipe = &pipe;
+                async move {
+                    Ok(pipe
+                        .query_async::<Vec<redis::RedisResult<Value>>>(&mut conn)
+                        .await?)
+                }
+            })
             .await?;
-        script.check_loaded(&sha)?;
-        Ok(())
+        let resend = answers
+            .into_iter()
+            .zip(calls)
+            .map(|(answer, (keys, args))| async move {
+                match answer {
+                    Err(e) if is_noscript(&e) || transient_code(&e).is_some() => {
+                        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+                        self.script(script, &keys, &args).await
+                    }
+                    other => other.map_err(Error::from),
+                }
+            });
+        Ok(futures_util::future::join_all(resend).await)
     }
 }
 
@@ -346,9 +557,9 @@ fn is_noscript(e: &redis::RedisError) -> bool {
     e.code() == Some("NOSCRIPT")
 }
 
-fn evalsha(script: &Script, keys: &[&str], args: &[&[u8]]) -> redis::Cmd {
-    let mut cmd = redis::cmd("EVALSHA");
-    cmd.arg(script.sha1()).arg(keys.len());
+fn call(verb: &str, head: &str, keys: &[&str], args: &[&[u8]]) -> redis::Cmd {
+    let mut cmd = redis::cmd(verb);
+    cmd.arg(head).arg(keys.len());
     for k in keys {
         cmd.arg(*k);
     }
@@ -356,6 +567,14 @@ fn evalsha(script: &Script, keys: &[&str], args: &[&[u8]]) -> redis::Cmd {
         cmd.arg(*a);
     }
     cmd
+}
+
+fn evalsha(script: &Script, keys: &[&str], args: &[&[u8]]) -> redis::Cmd {
+    call("EVALSHA", script.sha1(), keys, args)
+}
+
+fn eval(script: &Script, keys: &[&str], args: &[&[u8]]) -> redis::Cmd {
+    call("EVAL", script.source, keys, args)
 }
 
 fn evalsha_owned(script: &Script, keys: &[String], args: &[Vec<u8>]) -> redis::Cmd {

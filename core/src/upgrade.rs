@@ -13,6 +13,7 @@ use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::{self, BrandedId};
 use crate::keys::{self, QueueKeys, BUNDLE_KEY, VERSION_KEY};
+use crate::repeat::{repeat_job_id, RepeatOptions};
 use crate::scripts;
 use crate::types::JobState;
 use crate::wire::WireVersion;
@@ -44,11 +45,15 @@ pub struct UpgradeReport {
 }
 
 /// One probe: its registration and the check it runs on the scratch queue.
-const PROBES: [&str; 4] = [
+const PROBES: [&str; 8] = [
     "row field stalled + reap_stalled",
     "claim_guarded: the attempts cap",
     "key de:<dedup_id> + enqueue_dedup",
     "meta.concurrency, meta.max + meta.duration, key limiter, class EMQRATE, rate_limit + meta.rate_limited_until",
+    "keys repeat, repeat:<name> + repeat_upsert, repeat_read, repeat_fire, repeat_remove",
+    "row field progress + update_progress",
+    "key job:<id>:logs + add_log, complete_result",
+    "key job:<id>:result + complete_many_result, remove_cascade",
 ];
 
 fn probe_failed(probe: &str, what: impl std::fmt::Display) -> Error {
@@ -204,6 +209,7 @@ impl Client {
         let options = EnqueueOptions {
             dedup_id: Some("probe".into()),
             dedup_ttl_ms: Some(60_000),
+            ..EnqueueOptions::default()
         };
         let dedup_key = keys::dedup_key(scratch, "probe")?;
         touched.push(dedup_key.clone());
@@ -261,6 +267,144 @@ impl Client {
             return Err(probe_failed(
                 p,
                 "rate_limit did not park the job and pause claims",
+            ));
+        }
+
+        // Repeats: a due slot fires one job under its derived id, a second
+        // fire of the same slot makes none, and remove deletes the record.
+        let p = PROBES[4];
+        touched.push(keys.repeat.clone());
+        touched.push(keys::repeat_record_key(scratch, "probe")?);
+        self.transport
+            .query::<i64>(redis::cmd("DEL").arg(&keys.pending))
+            .await?;
+        let every = RepeatOptions {
+            every_ms: Some(1),
+            // In the past: the first slot is the first grid point at or
+            // after the server's now, i.e. now.
+            start_at: Some(id::EPOCH_MS),
+            ..RepeatOptions::default()
+        };
+        let repeat = self
+            .upsert_repeat(scratch, "probe", b"probe", &every)
+            .await?;
+        let slot = repeat.next_run_ms;
+        let fired_at = |id: &BrandedId| keys.job(id);
+        let job = repeat_job_id(scratch, "probe", slot)?;
+        touched.push(fired_at(&job));
+        // Wait for the slot (at most a millisecond or so past the upsert).
+        let mut fired = 0;
+        for _ in 0..100 {
+            fired += self.fire_repeats(scratch, 10).await?;
+            if fired > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        let queued: Vec<String> = self
+            .transport
+            .query(redis::cmd("ZRANGE").arg(&keys.pending).arg(0).arg(-1))
+            .await?;
+        self.transport
+            .query::<i64>(redis::cmd("ZADD").arg(&keys.repeat).arg(slot).arg("probe"))
+            .await?;
+        let refired = self.fire_repeats(scratch, 10).await?;
+        let removed = self.remove_repeat(scratch, "probe").await?;
+        if fired != 1 || refired != 0 || queued != [job.to_string()] || !removed {
+            return Err(probe_failed(
+                p,
+                format!("fired {fired} then {refired}, pending {queued:?}, removed {removed}"),
+            ));
+        }
+        self.transport
+            .query::<i64>(redis::cmd("DEL").arg(&keys.pending))
+            .await?;
+        self.probes_2_1_0_job_data(scratch, touched).await
+    }
+
+    /// The probes of progress, logs and kept results (decisions 13b.*).
+    async fn probes_2_1_0_job_data(&self, scratch: &str, touched: &mut Vec<String>) -> Result<()> {
+        let keys = QueueKeys::new(scratch)?;
+        let field = |id: &BrandedId, name: &str| {
+            let mut cmd = redis::cmd("HGET");
+            cmd.arg(keys.job(id)).arg(name);
+            cmd
+        };
+
+        // Row field progress + update_progress: the holder writes it, a
+        // stale token is refused and leaves it as it was.
+        let p = PROBES[5];
+        let id = self.enqueue(scratch, b"probe").await?.id;
+        touched.push(keys.job(&id));
+        touched.push(keys.job_logs(&id));
+        touched.push(keys.job_result(&id));
+        let held = self.claim(scratch, 60_000).await?;
+        let token = held.map(|j| j.token).unwrap_or(0);
+        self.update_progress(scratch, id.as_str(), token, "{\"p\":1}")
+            .await?;
+        let stale = self
+            .update_progress(scratch, id.as_str(), token + 1, "2")
+            .await;
+        let stored: Option<String> = self.transport.query(&field(&id, "progress")).await?;
+        if stored.as_deref() != Some("{\"p\":1}")
+            || stale.map_err(|e| e.kind()) != Err(ErrorKind::Stale)
+        {
+            return Err(probe_failed(p, format!("progress holds {stored:?}")));
+        }
+
+        // Key job:<id>:logs + add_log: capped to the newest lines, and
+        // completing the job (complete_result) deletes the log with the row.
+        let p = PROBES[6];
+        for line in ["a", "b", "c"] {
+            self.log(scratch, id.as_str(), line, Some(2)).await?;
+        }
+        let lines = self.logs(scratch, id.as_str(), 0, -1).await?;
+        self.complete(scratch, id.as_str(), token).await?;
+        let left: i64 = self
+            .transport
+            .query(
+                redis::cmd("EXISTS")
+                    .arg(keys.job_logs(&id))
+                    .arg(keys.job(&id)),
+            )
+            .await?;
+        if lines != ["b", "c"] || left != 0 {
+            return Err(probe_failed(p, format!("log {lines:?}, {left} keys left")));
+        }
+
+        // Key job:<id>:result + complete_many_result: the value is kept with
+        // its TTL in the completing script; remove_cascade deletes it.
+        let p = PROBES[7];
+        let id = self.enqueue(scratch, b"probe").await?.id;
+        touched.push(keys.job(&id));
+        touched.push(keys.job_logs(&id));
+        touched.push(keys.job_result(&id));
+        let held = self.claim(scratch, 60_000).await?;
+        let token = held.map(|j| j.token).unwrap_or(0);
+        self.log(scratch, id.as_str(), "kept", None).await?;
+        self.complete_many_kept(scratch, &[(id.as_str(), token, b"value")], 60_000)
+            .await?
+            .remove(0)?;
+        let kept = self.result(scratch, id.as_str()).await?;
+        let ttl: i64 = self
+            .transport
+            .query(redis::cmd("PTTL").arg(keys.job_result(&id)))
+            .await?;
+        self.enqueue_with_id(scratch, id.as_str(), b"again").await?;
+        self.remove(scratch, id.as_str()).await?;
+        let left: i64 = self
+            .transport
+            .query(
+                redis::cmd("EXISTS")
+                    .arg(keys.job_result(&id))
+                    .arg(keys.job_logs(&id))
+                    .arg(keys.job(&id)),
+            )
+            .await?;
+        if kept.as_deref() != Some(&b"value"[..]) || !(1..=60_000).contains(&ttl) || left != 0 {
+            return Err(probe_failed(
+                p,
+                format!("kept {kept:?} for {ttl} ms, {left} keys left after remove"),
             ));
         }
         Ok(())

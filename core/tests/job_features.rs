@@ -98,6 +98,7 @@ async fn speaking_2_0_0_fences_2_0_0_and_refuses_2_1_0_verbs_before_any_io() {
     let dedup = EnqueueOptions {
         dedup_id: Some("d".into()),
         dedup_ttl_ms: None,
+        ..EnqueueOptions::default()
     };
     let refusals = [
         old.reap_stalled(Q, 10, 2).await.unwrap_err(),
@@ -151,7 +152,7 @@ async fn upgrade_checks_the_record_probes_on_a_scratch_queue_then_moves_it_forwa
         .await
         .unwrap();
     assert!(!dry.upgraded);
-    assert_eq!(dry.probes.len(), 4, "{dry:?}");
+    assert_eq!(dry.probes.len(), 8, "{dry:?}");
     let v: String = raw.get("{emq}:version").unwrap();
     assert_eq!(v, "echomq:2.0.0");
     // The scratch queue is gone, pass or fail.
@@ -218,6 +219,10 @@ async fn every_2_1_0_registration_passes_its_probe() {
             "claim_guarded: the attempts cap",
             "key de:<dedup_id> + enqueue_dedup",
             "meta.concurrency, meta.max + meta.duration, key limiter, class EMQRATE, rate_limit + meta.rate_limited_until",
+            "keys repeat, repeat:<name> + repeat_upsert, repeat_read, repeat_fire, repeat_remove",
+            "row field progress + update_progress",
+            "key job:<id>:logs + add_log, complete_result",
+            "key job:<id>:result + complete_many_result, remove_cascade",
         ]
     );
     let leftovers: Vec<String> = server.raw().keys("emq:*").unwrap();
@@ -407,6 +412,7 @@ fn dedup(did: &str, ttl: Option<u64>) -> EnqueueOptions {
     EnqueueOptions {
         dedup_id: Some(did.into()),
         dedup_ttl_ms: ttl,
+        ..EnqueueOptions::default()
     }
 }
 
@@ -540,6 +546,7 @@ async fn bad_dedup_options_never_reach_the_wire() {
     let ttl_alone = EnqueueOptions {
         dedup_id: None,
         dedup_ttl_ms: Some(10),
+        ..EnqueueOptions::default()
     };
     let e = client.enqueue_with(Q, "x", &ttl_alone).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);

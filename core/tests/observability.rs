@@ -309,7 +309,13 @@ async fn worker_events_for_complete_retry_dead_and_lease_lost() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_reap_pump_reports_stalled_jobs_and_claim_failures_are_error_events() {
     let mut server = Server::start();
-    let client = connect(&server).await;
+    // A server that is gone is retried within the response timeout (issue
+    // #15) before a claim fails: keep it short so the error event comes soon.
+    let options = ConnectOptions {
+        response_timeout: Some(Duration::from_millis(500)),
+        ..ConnectOptions::default()
+    };
+    let client = Client::connect(&server.url(), options).await.unwrap();
     let abandoned = client
         .enqueue(Q, b"abandoned")
         .await
@@ -458,4 +464,57 @@ async fn metrics_text_matches_counts_and_counts_this_process_workers() {
     assert!(text.contains("# TYPE echomq_worker_handler_duration_seconds histogram"));
     assert!(text.contains("echomq_pending_jobs{queue=\"other\"} 0"));
     assert!(client.metrics_text(&["bad queue"]).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_subscription_follows_several_queues_on_one_connection() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let mut sub = client.subscribe_many(&["many-a", "many-b"]).await.unwrap();
+    assert_eq!(sub.queues(), ["many-a", "many-b"]);
+    // One pub/sub connection holds both channels.
+    let mut raw = server.raw();
+    let numsub: Vec<redis::Value> = redis::cmd("PUBSUB")
+        .arg("NUMSUB")
+        .arg("emq:{many-a}:events")
+        .arg("emq:{many-b}:events")
+        .query(&mut raw)
+        .unwrap();
+    assert_eq!(
+        numsub,
+        [
+            redis::Value::BulkString(b"emq:{many-a}:events".to_vec()),
+            redis::Value::Int(1),
+            redis::Value::BulkString(b"emq:{many-b}:events".to_vec()),
+            redis::Value::Int(1),
+        ]
+    );
+    let a = client.enqueue("many-a", b"x").await.unwrap().id;
+    let b = client.enqueue("many-b", b"y").await.unwrap().id;
+    client.enqueue("not-followed", b"z").await.unwrap();
+    let first = next(&mut sub).await;
+    let second = next(&mut sub).await;
+    assert_eq!(
+        (first.queue.as_str(), first.job.as_str()),
+        ("many-a", a.as_str())
+    );
+    assert_eq!(
+        (second.queue.as_str(), second.job.as_str()),
+        ("many-b", b.as_str())
+    );
+    quiet(&mut sub).await;
+
+    let none: &[&str] = &[];
+    assert_eq!(
+        client.subscribe_many(none).await.unwrap_err().kind(),
+        echomq::ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        client
+            .subscribe_many(&["ok", "bad queue"])
+            .await
+            .unwrap_err()
+            .kind(),
+        echomq::ErrorKind::InvalidQueue
+    );
 }

@@ -74,6 +74,7 @@ proptest! {
             KeyClass::Dedup { queue, dedup_id } => Some(keys::dedup_key(&queue, &dedup_id).unwrap()),
             KeyClass::JobLogs { queue, id } => Some(keys::job_logs_key(&queue, id.as_str()).unwrap()),
             KeyClass::JobResult { queue, id } => Some(keys::job_result_key(&queue, id.as_str()).unwrap()),
+            KeyClass::RepeatRecord { queue, name } => Some(keys::repeat_record_key(&queue, &name).unwrap()),
             KeyClass::Reserve(member) => Some(keys::reserve_key(&member).unwrap()),
             KeyClass::Unclassified => None,
         };

@@ -83,12 +83,15 @@ function toast(text, bad) {
   toast.timer = setTimeout(() => { t.hidden = true; }, 5000);
 }
 
-// A confirmation dialog (an in-page dialog, not window.confirm).
-function confirmAction(title, body, label) {
+// A confirmation dialog (an in-page dialog, not window.confirm). `extra`
+// is an optional element shown under the text: the input an action needs
+// (an age, a checkbox), read when the operator confirms.
+function confirmAction(title, body, label, extra) {
   return new Promise((resolve) => {
     $("confirm-title").textContent = title;
     $("confirm-body").textContent = body;
     $("confirm-ok").textContent = label;
+    $("confirm-extra").replaceChildren(...(extra ? [extra] : []));
     $("confirm").hidden = false;
     const done = (ok) => {
       $("confirm").hidden = true;
@@ -98,17 +101,20 @@ function confirmAction(title, body, label) {
     };
     $("confirm-ok").onclick = () => done(true);
     $("confirm-cancel").onclick = () => done(false);
-    $("confirm-ok").focus();
+    const first = extra && extra.querySelector("input");
+    (first || $("confirm-ok")).focus();
   });
 }
 
-// Ask, do, and say what changed. `describe` turns the answer into a sentence.
-async function runAction(title, body, label, path, describe) {
-  if (!(await confirmAction(title, body, label))) return;
+// Ask, do, and say what changed. `describe` turns the answer into a sentence;
+// `path` may be a function, called after confirming (it reads `extra`).
+async function runAction(title, body, label, path, describe, extra) {
+  if (!(await confirmAction(title, body, label, extra))) return;
   try {
-    const answer = await act(path);
+    const answer = await act(typeof path === "function" ? path() : path);
     toast(describe(answer));
     state.listKey = null;
+    state.jobKey = null;
     await refreshView();
   } catch (e) {
     toast(title + " failed: " + e.message, true);
@@ -144,6 +150,7 @@ async function onRoute() {
   }
   crumbs(state.route);
   state.listKey = null;
+  state.jobKey = null;
   $("view").replaceChildren(h("p", { class: "muted" }, "Loading…"));
   await refreshView();
 }
@@ -247,10 +254,6 @@ function renderOverview() {
     h("td", { class: "num" }, q.oldest_pending_ms ? ago(o.now_ms - q.oldest_pending_ms) : "—"),
     h("td", {}, h("span", { class: "pill " + (q.paused ? "paused" : "running"), "data-paused": String(q.paused) }, q.paused ? "paused" : "running")),
     readOnly() ? null : h("td", { class: "actions" }, pauseButton(q))));
-  const health = o.bundle_mismatches.length === 0
-    ? [h("li", { class: "ok" }, "Protocol " + o.protocol + " — fence passed"), h("li", { class: "ok" }, "Script bundle matches every runtime")]
-    : [h("li", { class: "ok" }, "Protocol " + o.protocol + " — fence passed"),
-       ...o.bundle_mismatches.map((m) => h("li", { class: "bad" }, "Script " + m.field + " differs: ours " + m.ours.slice(0, 8) + ", recorded " + m.theirs.slice(0, 8)))];
   $("view").replaceChildren(
     h("section", { class: "stats" },
       stat("Pending", fmt(t.pending)),
@@ -259,14 +262,12 @@ function renderOverview() {
       stat("Dead", fmt(t.dead), null, t.dead ? "warn" : null),
       stat("Throughput", rate(t.completed_per_min), "jobs / min"),
       stat("Failure rate", failRate, "last minute")),
-    h("section", { class: "grid2" },
+    h("section", { class: "grid2 overview-grid" },
       h("div", { class: "panel" },
         h("div", { class: "panel-head" }, h("h2", {}, "Throughput"),
           h("span", { class: "legend" }, h("i", { class: "sw done" }), "completed", h("i", { class: "sw failed" }), "dead-lettered")),
         chart(o.queues, o.bucket_ms)),
-      h("div", { class: "panel" }, h("div", { class: "panel-head" }, h("h2", {}, "Health")),
-        h("ul", { class: "health" }, ...health),
-        h("p", { class: "muted small" }, "Sampled every " + o.refresh_ms / 1000 + " s · " + o.queues.length + " queue" + (o.queues.length === 1 ? "" : "s")))),
+      healthPanel(o)),
     h("section", { class: "panel" },
       h("div", { class: "panel-head" }, h("h2", {}, "Queues")),
       h("table", { class: "table", id: "queues" },
@@ -276,6 +277,31 @@ function renderOverview() {
           h("th", { class: "num" }, "Failed"), h("th", { class: "num" }, "Done/min"), h("th", { class: "num" }, "Fail %"),
           h("th", { class: "num" }, "Oldest pending"), h("th", {}, "State"), readOnly() ? null : h("th", {}, ""))),
         h("tbody", {}, ...rows))));
+}
+
+// The deployment's checks (the ones `emq doctor` prints), worst first in
+// the head, one line each below.
+function healthPanel(o) {
+  const hl = o.health;
+  const items = hl.checks.map((c) => h("li", { class: "check " + c.status.toLowerCase(), "data-check": c.check },
+    h("span", { class: "verdict", "data-status": c.status }, c.status),
+    h("span", { class: "check-name" }, c.check),
+    h("span", { class: "check-detail" }, c.detail)));
+  // What this dashboard's own client saw when it connected, if it differs.
+  for (const m of o.bundle_mismatches) {
+    items.push(h("li", { class: "check warn" }, h("span", { class: "verdict" }, "WARN"), h("span", { class: "check-name" }, "script"),
+      h("span", { class: "check-detail" }, m.field + " differs: ours " + m.ours.slice(0, 8) + ", recorded " + m.theirs.slice(0, 8))));
+  }
+  if (items.length === 0) items.push(h("li", { class: "muted" }, "Probing the deployment…"));
+  const live = o.live_events ? "queue events + a refresh every " + o.refresh_ms / 1000 + " s" : "a refresh every " + o.refresh_ms / 1000 + " s (events not attached)";
+  return h("div", { class: "panel", id: "health" },
+    h("div", { class: "panel-head" }, h("h2", {}, "Health"),
+      h("span", { class: "pill health-" + hl.status.toLowerCase(), id: "health-status" }, hl.status),
+      h("span", { class: "spacer" }),
+      hl.checked_at_ms ? h("span", { class: "muted small", title: when(hl.checked_at_ms) }, "checked " + ago(o.now_ms - hl.checked_at_ms) + " ago") : null),
+    hl.error ? h("p", { class: "row-error", id: "health-error" }, hl.error) : null,
+    h("ul", { class: "health" }, ...items),
+    h("p", { class: "muted small" }, "Live: " + live + " · " + o.queues.length + " queue" + (o.queues.length === 1 ? "" : "s")));
 }
 
 // ---- queue page --------------------------------------------------------
@@ -346,9 +372,11 @@ function drawQueue(queue, page) {
     h("label", {}, "to ", h("input", { type: "datetime-local", value: l.to, onchange: (e) => { l.to = e.target.value; l.offset = 0; refreshView(); } })),
     h("span", { class: "spacer" }),
     readOnly() || !q ? null : pauseButton(q),
+    readOnly() || !q ? null : drainButton(queue, q),
     readOnly() || l.state !== "dead" || page.total === 0 ? null : h("button", { class: "btn small", "data-action": "requeue-all",
       onclick: () => runAction("Requeue every dead job in " + queue + "?", page.total + " dead job(s) go back to pending and run again.", "Requeue all",
-        "/api/queues/" + encodeURIComponent(queue) + "/dead/requeue", (a) => "Requeued " + fmt(a.requeued_count) + " dead job(s) to pending") }, "Requeue all dead"));
+        "/api/queues/" + encodeURIComponent(queue) + "/dead/requeue", (a) => "Requeued " + fmt(a.requeued_count) + " dead job(s) to pending") }, "Requeue all dead"),
+    readOnly() || l.state !== "dead" || page.total === 0 ? null : purgeButton(queue, page.total));
   $("view").replaceChildren(
     h("div", { class: "page-head" }, h("h1", {}, queue),
       q ? h("span", { class: "pill " + (q.paused ? "paused" : "running") }, q.paused ? "paused" : "running") : null),
@@ -366,6 +394,34 @@ function drawQueue(queue, page) {
         h("span", { class: "muted", id: "range" }, fmt(from) + "–" + fmt(to) + " of " + fmt(page.total)),
         h("button", { class: "btn small", disabled: page.offset === 0, onclick: () => { l.offset = Math.max(0, l.offset - l.limit); refreshView(); } }, "‹ Prev"),
         h("button", { class: "btn small", disabled: to >= page.total, onclick: () => { l.offset += l.limit; refreshView(); } }, "Next ›"))));
+}
+
+// Drain: delete the waiting jobs (pending, and scheduled if ticked); active
+// jobs finish. The core's `drain`.
+function drainButton(queue, q) {
+  return h("button", { class: "btn small danger", "data-action": "drain", onclick: () => {
+    const box = h("input", { type: "checkbox", id: "drain-scheduled" });
+    const extra = h("label", { class: "confirm-field" }, box, " also the " + fmt(q.scheduled) + " scheduled job(s)");
+    runAction("Drain " + queue + "?",
+      "The " + fmt(q.pending) + " pending job(s) are deleted for good, with their payloads. " + fmt(q.active) + " active job(s) are left to finish.",
+      "Drain", () => "/api/queues/" + encodeURIComponent(queue) + "/drain?include_scheduled=" + box.checked,
+      (a) => "Deleted " + fmt(a.deleted) + " waiting job(s) of " + queue + (a.include_scheduled ? " (pending and scheduled)" : " (pending)") + "; active jobs kept",
+      extra);
+  } }, "Drain…");
+}
+
+// Purge: delete dead jobs minted longer ago than an age (empty: all of
+// them). The core's `purge_dead`.
+function purgeButton(queue, total) {
+  return h("button", { class: "btn small danger", "data-action": "purge-dead", onclick: () => {
+    const age = h("input", { type: "text", id: "purge-older-than", value: "7d", size: 8, spellcheck: "false", "aria-label": "minimum age" });
+    const extra = h("label", { class: "confirm-field" }, "Older than ", age, h("span", { class: "muted small" }, " e.g. 30m, 12h, 7d; empty = every dead job"));
+    runAction("Purge dead jobs of " + queue + "?",
+      "Dead jobs minted longer ago than this age are deleted for good, with their payloads (" + fmt(total) + " dead now).",
+      "Purge", () => "/api/queues/" + encodeURIComponent(queue) + "/dead/purge?older_than=" + encodeURIComponent(age.value.trim()),
+      (a) => "Deleted " + fmt(a.deleted) + " dead job(s) of " + queue + (a.older_than_ms === null ? "" : " older than " + age.value.trim()),
+      extra);
+  } }, "Purge dead…");
 }
 
 function rowActions(queue, job, set) {
@@ -388,17 +444,24 @@ async function renderJob(queue, id) {
   try {
     job = await api(base);
   } catch (e) {
+    if (state.jobKey === "missing" && $("job-missing")) return;
+    state.jobKey = "missing";
     $("view").replaceChildren(h("div", { class: "panel" }, h("h1", { class: "mono" }, id),
       h("p", { class: "empty", id: "job-missing" }, e.message)));
     return;
   }
+  if (!state.route || state.route.view !== "job" || state.route.id !== id) return;
+  // A live tick redraws the job only when something shown changed.
+  const key = JSON.stringify([job, readOnly()]);
+  if (key === state.jobKey && $("payload")) return;
+  state.jobKey = key;
   const field = (label, value, attrs) => [h("dt", {}, label), h("dd", attrs || {}, value)];
   const dueLabel = job.state === "scheduled" ? "Runs at" : job.state === "active" ? "Lease deadline" : null;
   const actions = readOnly() ? [] : [
     job.state === "dead" ? h("button", { class: "btn primary", "data-action": "requeue", onclick: () => runAction(
       "Requeue " + id + "?", "The job goes back to pending and runs again (attempts kept).", "Requeue",
       base + "/requeue", () => "Requeued " + id + " → pending") }, "Requeue") : null,
-    job.state !== "active" ? h("button", { class: "btn danger", "data-action": "remove", onclick: () => runAction(
+    job.state !== "active" && job.state !== "completed" ? h("button", { class: "btn danger", "data-action": "remove", onclick: () => runAction(
       "Remove " + id + "?", "The job and its payload are deleted for good.", "Remove",
       base + "/remove", () => "Removed " + id) }, "Remove") : null];
   const p = job.payload;
@@ -418,10 +481,48 @@ async function renderJob(queue, id) {
         job.last_error ? h("pre", { class: "error-box", id: "last-error" }, job.last_error) : h("p", { class: "muted", id: "last-error" }, "None"))),
     h("section", { class: "panel" },
       h("div", { class: "panel-head" }, h("h2", {}, "Payload"),
-        h("span", { class: "muted small" }, p.kind + " · " + fmt(p.size) + " bytes" + (p.truncated ? " · first " + fmt(p.text.length) + " shown" : "")),
+        p ? h("span", { class: "muted small" }, p.kind + " · " + fmt(p.size) + " bytes" + (p.truncated ? " · first " + fmt(p.text.length) + " shown" : "")) : null,
         h("span", { class: "spacer" }),
-        h("a", { class: "btn small", href: base + "/payload", download: "" }, "Download")),
-      h("pre", { class: "payload", id: "payload", "data-kind": p.kind }, p.text)));
+        p ? h("a", { class: "btn small", href: base + "/payload", download: "" }, "Download") : null),
+      p ? h("pre", { class: "payload", id: "payload", "data-kind": p.kind }, p.text)
+        : h("p", { class: "muted", id: "payload" }, "Deleted with the completed job; its result and log are kept for a while.")),
+    ...jobExtras(job));
+}
+
+// A 0..100 progress as a bar. Its width is set through the CSSOM: the page's
+// CSP refuses inline style attributes.
+function progressBar(pct) {
+  const bar = h("div", { class: "progress-bar" });
+  bar.style.width = pct + "%";
+  return h("div", { class: "progress", id: "progress", "data-value": pct }, bar, h("span", {}, pct + " %"));
+}
+
+// The job page's further panels (wire 2.1.0): the progress its holder
+// reported, the newest lines of its log, and the result a worker kept.
+// Every value is inserted as text, like the payload.
+function jobExtras(job) {
+  const panels = [];
+  if (job.progress !== null && job.progress !== undefined) {
+    const pct = typeof job.progress === "number" && job.progress >= 0 && job.progress <= 100 ? job.progress : null;
+    panels.push(h("section", { class: "panel" },
+      h("div", { class: "panel-head" }, h("h2", {}, "Progress")),
+      pct !== null ? progressBar(pct)
+        : h("pre", { class: "payload", id: "progress" }, JSON.stringify(job.progress, null, 2))));
+  }
+  const logs = job.logs || [];
+  panels.push(h("section", { class: "panel" },
+    h("div", { class: "panel-head" }, h("h2", {}, "Log"),
+      h("span", { class: "muted small" }, logs.length ? "newest " + fmt(logs.length) + " lines" : "")),
+    logs.length ? h("pre", { class: "payload log", id: "job-logs" }, logs.join("\n"))
+      : h("p", { class: "muted", id: "job-logs" }, "No log lines")));
+  if (job.result) {
+    const r = job.result;
+    panels.push(h("section", { class: "panel" },
+      h("div", { class: "panel-head" }, h("h2", {}, "Result"),
+        h("span", { class: "muted small" }, r.kind + " · " + fmt(r.size) + " bytes" + (r.truncated ? " · first " + fmt(r.text.length) + " shown" : ""))),
+      h("pre", { class: "payload", id: "result", "data-kind": r.kind }, r.text)));
+  }
+  return panels;
 }
 
 // ---- live updates --------------------------------------------------------
@@ -435,16 +536,31 @@ document.addEventListener("mouseup", () => {
   if (deferred) { const o = deferred; deferred = null; setTimeout(() => applyOverview(o), 0); }
 }, true);
 
+// Did this snapshot change what the open queue or job page shows? A
+// refresh or an action may have (the refresh is the fallback for lost
+// events); an event-driven one only if the page's queue had events; a
+// health reading never (it re-reads no queue).
+function touches(previous, o, queue) {
+  if (o.trigger === "health") return false;
+  if (o.trigger !== "event" || !previous) return true;
+  const before = previous.queues.find((x) => x.name === queue);
+  const now = o.queues.find((x) => x.name === queue);
+  return !before || !now || before.events !== now.events;
+}
+
 function applyOverview(o) {
   if (pointerDown) { deferred = o; return; }
+  const previous = state.overview;
   state.overview = o;
   $("server").textContent = o.server;
   $("read-only-badge").hidden = !o.read_only;
   $("live").className = "live on";
-  $("live-text").textContent = "live";
+  $("live-text").textContent = o.live_events ? "live" : "live (sampling)";
+  $("live").title = o.live_events ? "live: queue events, and a refresh every " + o.refresh_ms / 1000 + " s"
+    : "live: a refresh every " + o.refresh_ms / 1000 + " s (queue events not attached)";
   if (!state.route) return;
   if (state.route.view === "overview") renderOverview();
-  else if (state.route.view === "queue") refreshView();
+  else if (touches(previous, o, state.route.queue)) refreshView();
 }
 
 function startPolling() {

@@ -19,8 +19,6 @@ pub const DEFAULT_LIMIT: u64 = 50;
 /// The largest page a list answers: each listed job's row (payload
 /// included) is read to show its attempts, error and preview.
 pub const MAX_LIMIT: u64 = 200;
-/// Dead jobs requeued per round by "requeue all".
-const REQUEUE_BATCH: u64 = 200;
 
 /// A core error as an HTTP answer: bad input 400, a job in the wrong state
 /// 409, a server that cannot be reached 503.
@@ -187,15 +185,34 @@ pub async fn job(
     Path((queue, id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     shown(&state, &queue)?;
-    let (row, due) = tokio::join!(
+    let (row, due, extras) = tokio::join!(
         state.client.job(&queue, &id),
-        state.client.job_due_ms(&queue, &id)
+        state.client.job_due_ms(&queue, &id),
+        job_extras(&state, &queue, &id)
     );
+    let (logs, result) = extras?;
     let Some(row) = row? else {
+        // A completed job's row is gone; with `keep_result_ms` its result
+        // (and log) are still there for that long.
+        if let Some(result) = result {
+            return Ok(Json(json!({
+                "queue": queue,
+                "id": id,
+                "state": "completed",
+                "minted_at_ms": echomq::BrandedId::parse(&id).ok().map(|b| b.minted_at_ms()),
+                "logs": logs,
+                "result": payload::render(&result),
+            }))
+            .into_response());
+        }
         return Err(not_found(format!(
             "job {id} is not in {queue} (completed or removed)"
         )));
     };
+    let progress = row
+        .progress
+        .as_deref()
+        .map(|text| serde_json::from_str::<serde_json::Value>(text).unwrap_or(json!(text)));
     Ok(Json(json!({
         "queue": queue,
         "id": row.id.to_string(),
@@ -205,8 +222,37 @@ pub async fn job(
         "minted_at_ms": row.id.minted_at_ms(),
         "due_ms": due?,
         "payload": payload::render(&row.payload),
+        "progress": progress,
+        "logs": logs,
+        "result": result.as_deref().map(payload::render),
     }))
     .into_response())
+}
+
+/// Lines a job page shows of a job's log: the newest ones.
+pub const SHOWN_LOG_LINES: i64 = 200;
+
+/// The newest lines of the job's log and its kept result (wire 2.1.0); a
+/// client speaking 2.0.0 has neither, so both read as absent.
+async fn job_extras(
+    state: &AppState,
+    queue: &str,
+    id: &str,
+) -> echomq::Result<(Vec<String>, Option<Vec<u8>>)> {
+    let (logs, result) = tokio::join!(
+        state.client.logs(queue, id, -SHOWN_LOG_LINES, -1),
+        state.client.result(queue, id)
+    );
+    let unsupported = |e: &echomq::Error| e.kind() == ErrorKind::Unsupported;
+    let logs = match logs {
+        Err(e) if unsupported(&e) => Vec::new(),
+        other => other?,
+    };
+    let result = match result {
+        Err(e) if unsupported(&e) => None,
+        other => other?,
+    };
+    Ok((logs, result))
 }
 
 /// The payload's raw bytes, as a download (never rendered by the browser).
@@ -283,42 +329,92 @@ pub async fn remove(
     Ok(changed(&state, json!({ "queue": queue, "removed": [id] })))
 }
 
-/// Requeue every dead job, oldest first, one page at a time. Jobs that left
-/// dead meanwhile (another operator) are skipped, not errors.
+/// Requeue every dead job, oldest first (the core's `requeue_all_dead`:
+/// bounded batches, so a large dead set never blocks the server for long).
 pub async fn requeue_all_dead(
     State(state): State<AppState>,
     Path(queue): Path<String>,
 ) -> ApiResult<Response> {
     shown(&state, &queue)?;
-    let mut requeued = 0u64;
-    loop {
-        let ids = state
-            .client
-            .browse(&queue, BrowseSet::Dead, false, REQUEUE_BATCH, None)
-            .await?;
-        if ids.is_empty() {
-            break;
-        }
-        let answers = futures_util::future::join_all(
-            ids.iter()
-                .map(|id| state.client.requeue_dead(&queue, id.as_str())),
-        )
-        .await;
-        let mut moved = 0;
-        for answer in answers {
-            match answer {
-                Ok(()) => moved += 1,
-                Err(e) if e.kind() == ErrorKind::NotDead => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        requeued += moved;
-        if moved == 0 {
-            break;
-        }
-    }
+    let requeued = state.client.requeue_all_dead(&queue, None).await?;
     Ok(changed(
         &state,
         json!({ "queue": queue, "requeued_count": requeued }),
     ))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PurgeQuery {
+    /// Only dead jobs minted longer ago than this (`30m`, `7d`, `1h 30m`);
+    /// absent or empty: every dead job.
+    older_than: Option<String>,
+}
+
+/// Delete dead jobs (rows and payloads) by the core's `purge_dead`,
+/// answering how many went.
+pub async fn purge_dead(
+    State(state): State<AppState>,
+    Path(queue): Path<String>,
+    Query(q): Query<PurgeQuery>,
+) -> ApiResult<Response> {
+    shown(&state, &queue)?;
+    let older_than_ms = match q.older_than.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(text) => Some(parse_age(text)?),
+    };
+    let deleted = state.client.purge_dead(&queue, older_than_ms, None).await?;
+    Ok(changed(
+        &state,
+        json!({ "queue": queue, "deleted": deleted, "older_than_ms": older_than_ms }),
+    ))
+}
+
+/// A duration in humantime's words, in milliseconds.
+fn parse_age(text: &str) -> ApiResult<u64> {
+    humantime::parse_duration(text)
+        .map(|d| d.as_millis() as u64)
+        .map_err(|e| {
+            echomq::Error::new(
+                ErrorKind::InvalidArgument,
+                format!("older_than {text:?}: {e} (expected e.g. 90s, 30m, 12h, 7d)"),
+            )
+            .into()
+        })
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DrainQuery {
+    /// Delete scheduled jobs too (default false).
+    include_scheduled: Option<bool>,
+}
+
+/// Delete the waiting jobs — pending, and scheduled when asked — by the
+/// core's `drain`; active jobs are left to finish. Answers how many went.
+pub async fn drain(
+    State(state): State<AppState>,
+    Path(queue): Path<String>,
+    Query(q): Query<DrainQuery>,
+) -> ApiResult<Response> {
+    shown(&state, &queue)?;
+    let include_scheduled = q.include_scheduled.unwrap_or(false);
+    let deleted = state.client.drain(&queue, include_scheduled, None).await?;
+    Ok(changed(
+        &state,
+        json!({ "queue": queue, "deleted": deleted, "include_scheduled": include_scheduled }),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_are_humantime_durations() {
+        assert_eq!(parse_age("90s").ok(), Some(90_000));
+        assert_eq!(parse_age("7d").ok(), Some(7 * 86_400_000));
+        assert_eq!(parse_age("1h 30m").ok(), Some(5_400_000));
+        let e = parse_age("soon").expect_err("refused");
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+        assert_eq!(e.kind, "EMQ_INVALID_ARGUMENT");
+    }
 }

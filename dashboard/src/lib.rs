@@ -14,11 +14,14 @@
 //!
 //! Modules: [`options`] (what it is told, the safety rules), `guard` (token,
 //! cross-site checks, read-only, headers), `api` (the JSON endpoints),
-//! `live` (sampling for the live view and the chart), `payload` (how a
-//! payload is shown), `server` (router, embedded page, listener).
+//! `live` (sampling and queue events for the live view and the chart),
+//! `health` (the overview's health panel, from the doctor's checks),
+//! `payload` (how a payload is shown), `server` (router, embedded page,
+//! listener).
 
 mod api;
 mod guard;
+mod health;
 mod live;
 pub mod options;
 mod payload;

@@ -1,25 +1,53 @@
-//! The live view: one task samples every shown queue each `refresh` period
-//! (counts, paused, the oldest pending job) and publishes a snapshot that
-//! the overview endpoint answers and the event stream pushes. The samples
-//! of the last minutes are kept to draw throughput and failure rate.
+//! The live view: one task samples every shown queue (counts, paused, the
+//! oldest pending job) and publishes a snapshot that the overview endpoint
+//! answers and the event stream pushes. The samples of the last minutes are
+//! kept to draw throughput and failure rate.
 //!
-//! This periodic sampling is the path issue #19 requires as the fallback of
-//! the `emq:{q}:events` subscriber (pub/sub is at-most-once); the events
-//! path, once the core has a subscriber, only needs to call
-//! [`Sampler::sample_now`] when an event arrives.
+//! Two things make it sample. The queues' `emq:{q}:events` channel (one
+//! subscription for all shown queues): each burst of events re-reads just
+//! the queues they name, at most once per [`EVENT_GAP`], so a job a worker
+//! completed leaves the page within moments. And the periodic refresh of
+//! every queue, which issue #19 requires as the fallback because pub/sub is
+//! at-most-once (a subscriber reconnecting, or a publisher with events off,
+//! loses messages; the next refresh still shows the truth).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use echomq::{BrowseSet, Client, Counts};
+use echomq::{BrowseSet, Client, Counts, QueueEvent, Subscription};
 use serde::Serialize;
 use tokio::sync::{watch, Notify};
+use tokio::time::Instant;
+
+use crate::health::Health;
 
 /// How far back the throughput chart reaches.
 pub const HISTORY: Duration = Duration::from_secs(10 * 60);
 /// The chart's bucket width.
 pub const BUCKET: Duration = Duration::from_secs(10);
+/// At most one event-driven sample per this long: a busy queue publishes
+/// thousands of events a second, and the page needs only the latest state.
+pub const EVENT_GAP: Duration = Duration::from_millis(200);
+/// Pause between attempts to subscribe when the first one failed.
+const RESUBSCRIBE: Duration = Duration::from_secs(5);
+
+/// Why a snapshot was taken; the page re-reads its job list for any reason
+/// but `event`, and for `event` only when its queue's `events` count moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Trigger {
+    /// The periodic sample of every queue (and the first one).
+    #[default]
+    Refresh,
+    /// Queue events arrived; only the queues they name were re-read.
+    Event,
+    /// An operator action through this dashboard.
+    Action,
+    /// A new health verdict; the queues were not re-read.
+    Health,
+}
 
 /// What the overview shows; pushed whole on every change.
 #[derive(Debug, Clone, Serialize, Default)]
@@ -30,8 +58,16 @@ pub struct Snapshot {
     pub read_only: bool,
     pub refresh_ms: u64,
     pub bucket_ms: u64,
-    /// `{emq}:bundle` fields another runtime wrote with different script SHAs.
+    /// Why this snapshot was taken.
+    pub trigger: Trigger,
+    /// Whether the `emq:{q}:events` subscription is attached (else only
+    /// the periodic refresh moves the page).
+    pub live_events: bool,
+    /// `{emq}:bundle` fields another runtime wrote with different script
+    /// SHAs, as this dashboard's client saw them when it connected.
     pub bundle_mismatches: Vec<Mismatch>,
+    /// The deployment's checks (see `health.rs`).
+    pub health: Health,
     pub queues: Vec<QueueView>,
 }
 
@@ -59,6 +95,8 @@ pub struct QueueView {
     pub failed_per_min: f64,
     /// Per bucket (oldest first, `bucket_ms` wide): completed and failed.
     pub series: Vec<[u64; 2]>,
+    /// Events received for this queue since the dashboard started.
+    pub events: u64,
     /// Set when this queue could not be read at the last sample.
     pub error: Option<String>,
 }
@@ -79,12 +117,24 @@ pub struct Sampler {
     history: Mutex<HashMap<String, VecDeque<Sample>>>,
     tx: watch::Sender<Arc<Snapshot>>,
     wake: Notify,
+    /// Why the sampler was woken early (merged: anything beats `Event`).
+    reason: Mutex<Option<Trigger>>,
+    /// Queues named by events since the last sample, and the event count
+    /// per queue.
+    dirty: Mutex<HashSet<String>>,
+    events: Mutex<HashMap<String, u64>>,
+    live_events: AtomicBool,
+    health: Mutex<Health>,
 }
 
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Sampler {
@@ -97,7 +147,16 @@ impl Sampler {
             history: Default::default(),
             tx,
             wake: Notify::new(),
+            reason: Mutex::new(None),
+            dirty: Default::default(),
+            events: Default::default(),
+            live_events: AtomicBool::new(false),
+            health: Default::default(),
         })
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
     }
 
     pub fn subscribe(&self) -> watch::Receiver<Arc<Snapshot>> {
@@ -108,46 +167,133 @@ impl Sampler {
         self.tx.borrow().clone()
     }
 
-    /// Ask for a fresh sample now (after an action, or an event).
+    pub fn health(&self) -> Health {
+        lock(&self.health).clone()
+    }
+
+    pub fn set_health(&self, health: Health) {
+        *lock(&self.health) = health;
+    }
+
+    /// Ask for a fresh sample now, after an action.
     pub fn sample_now(&self) {
+        self.wake(Trigger::Action);
+    }
+
+    /// Ask for a sample sooner than the refresh, saying why.
+    pub fn wake(&self, why: Trigger) {
+        {
+            let mut reason = lock(&self.reason);
+            if matches!(*reason, None | Some(Trigger::Event)) {
+                *reason = Some(why);
+            }
+        }
         self.wake.notify_one();
     }
 
     /// Sample every `refresh` (or sooner when woken) until the process ends.
+    /// The periodic deadline does not move when events wake the sampler, so
+    /// a queue that never publishes is still re-read on time.
     pub async fn run(self: Arc<Self>, refresh: Duration) {
+        let mut trigger = Trigger::Refresh;
+        let mut next_refresh = Instant::now();
         loop {
-            let snapshot = self.sample().await;
-            self.tx.send_replace(Arc::new(snapshot));
-            tokio::select! {
-                _ = tokio::time::sleep(refresh) => {}
-                _ = self.wake.notified() => {}
+            if trigger == Trigger::Refresh {
+                next_refresh = Instant::now() + refresh;
             }
+            let snapshot = self.sample(trigger).await;
+            self.tx.send_replace(Arc::new(snapshot));
+            trigger = tokio::select! {
+                _ = tokio::time::sleep_until(next_refresh) => Trigger::Refresh,
+                _ = self.wake.notified() => lock(&self.reason).take().unwrap_or(Trigger::Action),
+            };
         }
     }
 
-    async fn sample(&self) -> Snapshot {
+    /// Follow the shown queues' events, waking the sampler for each burst.
+    /// `first` is the subscription made before the dashboard started
+    /// serving; without it (it failed) this keeps trying.
+    pub async fn follow_events(self: Arc<Self>, mut first: Option<Subscription>) {
+        loop {
+            let mut events = match first.take() {
+                Some(events) => events,
+                None => match self.client.subscribe_many(&self.queues).await {
+                    Ok(events) => events,
+                    Err(_) => {
+                        tokio::time::sleep(RESUBSCRIBE).await;
+                        continue;
+                    }
+                },
+            };
+            self.live_events.store(true, Ordering::Relaxed);
+            self.wake(Trigger::Refresh);
+            while let Some(event) = events.next().await {
+                self.note(&event);
+                while let Some(more) = events.try_next() {
+                    self.note(&more);
+                }
+                self.wake(Trigger::Event);
+                tokio::time::sleep(EVENT_GAP).await;
+            }
+            self.live_events.store(false, Ordering::Relaxed);
+        }
+    }
+
+    fn note(&self, event: &QueueEvent) {
+        lock(&self.dirty).insert(event.queue.clone());
+        *lock(&self.events).entry(event.queue.clone()).or_default() += 1;
+    }
+
+    /// One snapshot. `Event` re-reads only the queues events named, `Health`
+    /// none (the views are the latest ones); anything else every queue.
+    async fn sample(&self, trigger: Trigger) -> Snapshot {
+        let dirty = std::mem::take(&mut *lock(&self.dirty));
+        let latest = self.latest();
+        let reuse = |name: &str| -> Option<QueueView> {
+            let re_read = match trigger {
+                Trigger::Event => dirty.contains(name),
+                Trigger::Health => false,
+                Trigger::Refresh | Trigger::Action => true,
+            };
+            if re_read {
+                return None;
+            }
+            latest.queues.iter().find(|v| v.name == name).cloned()
+        };
         let now = now_ms();
-        let reads =
-            futures_util::future::join_all(self.queues.iter().map(|q| read_queue(&self.client, q)))
-                .await;
-        let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+        let reads = futures_util::future::join_all(self.queues.iter().map(|q| async {
+            match reuse(q) {
+                Some(view) => Read::Kept(view),
+                None => Read::Fresh(read_queue(&self.client, q).await),
+            }
+        }))
+        .await;
+        let events = lock(&self.events).clone();
+        let mut history = lock(&self.history);
         let queues = self
             .queues
             .iter()
             .zip(reads)
             .map(|(name, read)| {
                 let samples = history.entry(name.clone()).or_default();
-                match read {
-                    Ok(reading) => {
+                let mut shown = match read {
+                    Read::Kept(view) => view,
+                    Read::Fresh(Ok(reading)) => {
                         record(samples, now, &reading.counts);
                         view(name, &reading, samples, now, None)
                     }
-                    Err(e) => view(name, &Reading::default(), samples, now, Some(e.to_string())),
-                }
+                    Read::Fresh(Err(e)) => {
+                        view(name, &Reading::default(), samples, now, Some(e.to_string()))
+                    }
+                };
+                shown.events = events.get(name).copied().unwrap_or(0);
+                shown
             })
             .collect();
         Snapshot {
             now_ms: now,
+            trigger,
+            live_events: self.live_events.load(Ordering::Relaxed),
             bundle_mismatches: self
                 .client
                 .bundle_mismatches()
@@ -160,10 +306,17 @@ impl Sampler {
                     theirs: m.theirs,
                 })
                 .collect(),
+            health: self.health(),
             queues,
             ..self.base.clone()
         }
     }
+}
+
+/// A queue in one sample: its latest view kept, or read afresh.
+enum Read {
+    Kept(QueueView),
+    Fresh(echomq::Result<Reading>),
 }
 
 /// What one sample reads of a queue.
@@ -226,6 +379,7 @@ fn view(
         completed_per_min,
         failed_per_min,
         series: series(samples, now),
+        events: 0,
         error,
     }
 }

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 
 use crate::guard::{self, Auth};
 use crate::live::{Sampler, Snapshot, BUCKET};
-use crate::{api, DashboardError, DashboardOptions};
+use crate::{api, health, DashboardError, DashboardOptions};
 
 const INDEX_HTML: &str = include_str!("../assets/index.html");
 const LOGIN_HTML: &str = include_str!("../assets/login.html");
@@ -45,6 +45,9 @@ pub struct Bound {
     listener: tokio::net::TcpListener,
     router: Router,
     sampler: Arc<Sampler>,
+    /// The shown queues' events, subscribed before serving (`None` when that
+    /// failed: the sampler keeps trying, and the refresh carries the page).
+    events: Option<echomq::Subscription>,
     refresh: Duration,
     stop: watch::Sender<bool>,
 }
@@ -60,7 +63,11 @@ impl Bound {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), DashboardError> {
-        let sampling = tokio::spawn(self.sampler.clone().run(self.refresh));
+        let tasks = [
+            tokio::spawn(self.sampler.clone().run(self.refresh)),
+            tokio::spawn(self.sampler.clone().follow_events(self.events)),
+            tokio::spawn(health::watch(self.sampler.clone())),
+        ];
         let stop = self.stop;
         let shutdown = async move {
             shutdown.await;
@@ -69,7 +76,9 @@ impl Bound {
         let served = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(shutdown)
             .await;
-        sampling.abort();
+        for task in tasks {
+            task.abort();
+        }
         served.map_err(DashboardError::Io)
     }
 }
@@ -94,6 +103,9 @@ pub async fn bind(
         bucket_ms: BUCKET.as_millis() as u64,
         ..Snapshot::default()
     };
+    // Subscribed before the first request is served, so every event from
+    // then on reaches the page (at-most-once: barring a dropped connection).
+    let events = client.subscribe_many(&options.queues).await.ok();
     let sampler = Sampler::new(client.clone(), options.queues.clone(), base);
     let (stop, stopping) = watch::channel(false);
     let state = AppState {
@@ -112,6 +124,7 @@ pub async fn bind(
         listener,
         router: router(state),
         sampler,
+        events,
         refresh: options.refresh,
         stop,
     })
@@ -138,6 +151,8 @@ fn router(state: AppState) -> Router {
             "/api/queues/{queue}/dead/requeue",
             post(api::requeue_all_dead),
         )
+        .route("/api/queues/{queue}/dead/purge", post(api::purge_dead))
+        .route("/api/queues/{queue}/drain", post(api::drain))
         .route("/api/queues/{queue}/jobs/{id}/requeue", post(api::requeue))
         .route("/api/queues/{queue}/jobs/{id}/remove", post(api::remove))
         .route("/logout", post(logout))

@@ -62,7 +62,8 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    emq_worker_options options = emq_worker_options_default();
+    emq_worker_options options;
+    emq_worker_options_init(&options, sizeof options);
     options.concurrency = 4;
     options.backoff = EMQ_BACKOFF_FIXED;
     options.backoff_base_ms = 100;

@@ -1,86 +1,66 @@
-// The same header from C++17: RAII owners for what the library returns.
+// EchoMQ from C++17 with the header-only wrapper <echomq.hpp>: RAII handles, typed
+// exceptions, a worker that takes a lambda, its events, and the operator verbs.
 //
 //   EMQ_URL=redis://127.0.0.1:6379/ ./hello_cpp
-#include <echomq.h>
+#include <echomq.hpp>
 
-#include <cstdlib>
+#include <atomic>
+#include <chrono>
 #include <iostream>
-#include <memory>
-#include <stdexcept>
 #include <string>
-#include <string_view>
-
-namespace emq {
-
-struct Error : std::runtime_error {
-    emq_status status;
-    std::string found;  // version fence only
-    Error(emq_status s, const emq_error* e)
-        : std::runtime_error(e && e->message ? e->message : emq_status_code(s)),
-          status(s),
-          found(e && e->found ? e->found : "") {}
-};
-
-// Call an emq_* function; throw emq::Error on failure (never across the C boundary).
-template <typename F>
-void check(F&& call) {
-    emq_error* raw = nullptr;
-    emq_status s = call(&raw);
-    std::unique_ptr<emq_error, decltype(&emq_error_free)> err(raw, &emq_error_free);
-    if (s != EMQ_OK) throw Error(s, err.get());
-}
-
-using Client = std::unique_ptr<emq_client, decltype(&emq_client_free)>;
-using Job = std::unique_ptr<emq_job, decltype(&emq_job_free)>;
-
-Client connect(const std::string& url) {
-    emq_client* raw = nullptr;
-    check([&](emq_error** e) { return emq_connect(url.c_str(), nullptr, &raw, e); });
-    return Client(raw, &emq_client_free);
-}
-
-}  // namespace emq
+#include <thread>
 
 int main() {
-    const char* env = std::getenv("EMQ_URL");
-    std::string url = env ? env : "redis://127.0.0.1:6379/";
     try {
-        auto client = emq::connect(url);
-        std::string_view text = "hello from C++17";
-        emq_enqueued receipt{};
-        emq::check([&](emq_error** e) {
-            return emq_enqueue(client.get(), "cpp", reinterpret_cast<const uint8_t*>(text.data()),
-                               text.size(), &receipt, e);
-        });
+        auto client = echomq::Client::connect();  // EMQ_URL, else redis://127.0.0.1:6379/
 
-        emq_job* raw = nullptr;
-        emq::check([&](emq_error** e) { return emq_claim(client.get(), "cpp", 30000, &raw, e); });
-        emq::Job job(raw, &emq_job_free);
-        if (!job) throw std::runtime_error("nothing to claim");
-        std::string payload(reinterpret_cast<const char*>(job->payload), job->payload_len);
-        emq::check([&](emq_error** e) {
-            return emq_complete(client.get(), "cpp", job->id, job->token, e);
-        });
+        // Produce: text and bytes both go in as echomq::Bytes (pointer + size).
+        auto receipt = client.enqueue("cpp", "hello from C++17");
+        for (int i = 1; i <= 3; ++i) client.enqueue("cpp", "order " + std::to_string(i));
 
-        // A stale token is a typed error, not a string to parse.
-        try {
-            emq::check([&](emq_error** e) {
-                return emq_complete(client.get(), "cpp", job->id, job->token, e);
-            });
-        } catch (const emq::Error& e) {
-            if (e.status != EMQ_ERR_GONE) throw;
+        // Claim and settle by hand; the Job frees itself.
+        if (auto job = client.claim("cpp", 30000)) {
+            std::cout << "c++: claimed " << job->id() << " -> \"" << job->payload() << "\"\n";
+            client.complete("cpp", *job);
+            // A second settle is a typed error, never a string to parse.
+            try {
+                client.complete("cpp", *job);
+            } catch (const echomq::GoneError& e) {
+                std::cout << "c++: settling twice -> " << e.code() << "\n";
+            }
         }
 
-        uint16_t slot = 0;
-        const std::string key = "emq:{cpp}:pending";
-        emq::check([&](emq_error** e) {
-            return emq_slot(reinterpret_cast<const uint8_t*>(key.data()), key.size(), &slot, e);
+        // Or let a worker call a lambda: return = complete, throw = retry,
+        // throw echomq::Unrecoverable = dead.
+        echomq::Worker worker(client, "cpp", [](const echomq::JobView& job) {
+            if (job.payload() == "poison") throw echomq::Unrecoverable("cannot parse");
+            std::cout << "c++ worker: " << job.payload() << " (token " << job.token() << ")\n";
         });
-        std::cout << "c++: " << receipt.id << " -> \"" << payload << "\" (token " << job->token
-                  << ", slot " << slot << ", " << emq_protocol_version() << ")\n";
+        // Its events arrive on the worker's threads: count, do not block.
+        std::atomic<int> completed{0};
+        worker.on_event([&](const echomq::WorkerEvent& e) {
+            if (e.kind() == EMQ_EVENT_COMPLETED) ++completed;
+        });
+        auto poison = client.enqueue("cpp", "poison");
+        worker.start();
+        // wait_for answers when the job settles: completed, or dead with its error.
+        echomq::Settled settled = client.wait_for("cpp", poison.id, 30000);
+        std::cout << "c++: poison job -> " << (settled.state == EMQ_SETTLED_DEAD ? "dead" : "?")
+                  << " (" << settled.last_error.value_or("") << ")\n";
+        while (completed.load() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        worker.stop();
+        worker.join();
+        std::cout << "c++: " << receipt.id << " done, " << worker.stats().completed
+                  << " by the worker\n";
+
+        // Operator verbs: put the dead job back, then drop what is waiting.
+        std::cout << "c++: requeued " << client.requeue_all_dead("cpp") << ", drained "
+                  << client.drain("cpp") << "\n";
+        std::cout << "c++: libechomq " << echomq::version() << ", "
+                  << echomq::protocol_version() << "\n";
         return 0;
-    } catch (const emq::Error& e) {
-        std::cerr << "echomq error " << emq_status_code(e.status) << ": " << e.what() << "\n";
+    } catch (const echomq::Error& e) {
+        std::cerr << "echomq error " << e.code() << ": " << e.what() << "\n";
         return 1;
     }
 }

@@ -22,7 +22,8 @@ int main(int argc, char **argv) {
     const char *url = getenv("EMQ_URL") ? getenv("EMQ_URL") : "redis://127.0.0.1:6379/";
     size_t n = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 10;
 
-    emq_connect_options options = emq_connect_options_default();
+    emq_connect_options options;
+    emq_connect_options_init(&options, sizeof options);
     options.client_name = "example-producer-c";
     emq_client *client = NULL;
     emq_error *err = NULL;

@@ -3,6 +3,7 @@
 import {
   connect,
   Client,
+  Queue,
   Worker,
   EchoMQError,
   UnrecoverableError,
@@ -25,9 +26,41 @@ import {
   type Counts,
   type WorkerStats,
   type Verdict,
+  type JobState,
   type EnqueueOptions,
   type Reaped,
 } from 'echomq'
+
+// The shapes to reach for first: a queue handle, option objects, the attempt
+// number, an AbortSignal in the handler and `await using`.
+async function quick(): Promise<void> {
+  await using client = await connect() // EMQ_URL, else redis://127.0.0.1:6379/
+  const emails: Queue = client.queue('emails')
+  await emails.enqueue('now')
+  await emails.enqueue('in five minutes', { delayMs: 5 * 60_000 })
+  const receipt: Enqueued = await emails.enqueue('exactly once', { id: mintJobId(), runAtMs: Date.now() + 1000 })
+  console.log(receipt.duplicate)
+  const job = await emails.claim(30_000)
+  if (job) {
+    console.log(`attempt ${job.attempts}`)
+    const outcome: 'scheduled' | 'dead' = await emails.retry(job.id, job.token, { delayMs: 1000, error: 'smtp down' })
+    console.log(outcome)
+  }
+  const newest: string[] = await emails.browse('pending', { newestFirst: true, limit: 10 })
+  const info = newest.length > 0 ? await emails.job(newest[0]) : null
+  const state: JobState | undefined = info?.state
+  if (state === 'unknown') console.log('written by another runtime:', info?.rawState)
+  await using worker = emails.worker(
+    async (j: Job, signal: AbortSignal) => {
+      signal.addEventListener('abort', () => console.log('stop working on', j.id, signal.reason))
+      console.log(`attempt ${j.attempts} of ${j.id}`)
+    },
+    { concurrency: 4, handleSignals: true },
+  )
+  const running: Promise<void> = worker.run()
+  await worker.close()
+  await running
+}
 
 async function tour(url: string): Promise<void> {
   const client: Client = await connect(url, {
@@ -179,6 +212,10 @@ async function progressAndResults(client: Client): Promise<void> {
 
 helpers()
 void progressAndResults
+quick().catch((e) => {
+  console.error(e)
+  process.exitCode = 1
+})
 tour(process.env.EMQ_URL ?? 'redis://127.0.0.1:6379/').catch((e) => {
   console.error(e)
   process.exitCode = 1

@@ -22,7 +22,7 @@ async function main() {
     QUEUE,
     async (job) => {
       const order = JSON.parse(job.payload.toString('utf8'))
-      if (order.fail_once && job.token === 1) throw new Error('simulated failure (first attempt)')
+      if (order.fail_once && job.attempts === 1) throw new Error('simulated failure (first attempt)')
       await client.enqueue(RECEIPTS, `${order.order} node ${job.token}`)
     },
     {

@@ -27,7 +27,7 @@ def main() -> int:
 
     def handle(job: echomq.Job) -> None:
         order = json.loads(job.payload)
-        if order["fail_once"] and job.token == 1:
+        if order["fail_once"] and job.attempts == 1:
             raise RuntimeError("simulated failure (first attempt)")
         client.enqueue(RECEIPTS, f"{order['order']} python {job.token}")
 

@@ -6,30 +6,29 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import List
 
 import echomq
 
 
 async def main() -> None:
-    url = os.environ.get("EMQ_URL", "redis://127.0.0.1:6379/")
-    queue = "examples.async"
-    async with await echomq.connect_async(url) as client:
+    # No URL: EMQ_URL when set, else redis://127.0.0.1:6379/.
+    async with await echomq.connect_async() as client:
+        q = client.queue("examples.async")
         # A thousand concurrent enqueues pipeline on one connection.
         receipts: List[echomq.Enqueued] = await asyncio.gather(
-            *(client.enqueue(queue, f"job {i}") for i in range(1000))
+            *(q.enqueue(f"job {i}") for i in range(1000))
         )
         print("enqueued", len(receipts))
 
         done = 0
         while True:
-            jobs = await client.claim_many(queue, 100, lease_ms=30_000)
+            jobs = await q.claim_many(100, lease_ms=30_000)
             if not jobs:
                 break
-            verdicts = await client.complete_many(queue, jobs)
+            verdicts = await q.complete_many(jobs)
             done += sum(1 for v in verdicts if v is None)
-        print("completed", done, await client.counts(queue))
+        print("completed", done, await q.counts())
 
 
 if __name__ == "__main__":

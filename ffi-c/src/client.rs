@@ -7,6 +7,7 @@ use std::time::Duration;
 use emq_core::{blocking, BrowseSet, ConnectOptions, RetryOutcome, TimeRange};
 
 use crate::guard::*;
+use crate::sized;
 use crate::status::*;
 use crate::types::*;
 
@@ -20,11 +21,15 @@ pub struct emq_client {
     pub(crate) inner: blocking::Client,
 }
 
-/// Connect options; start from `emq_connect_options_default()` and set only
-/// what you need. Strings are borrowed for the duration of `emq_connect`.
+/// Connect options; start from `emq_connect_options_init(&o, sizeof o)` and
+/// set only what you need. Strings are borrowed for the duration of
+/// `emq_connect`. The struct may grow in later versions (new fields are
+/// appended); a program built against an older, smaller one keeps working.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct emq_connect_options {
+    /// `sizeof` the struct as the caller compiled it; set by the init function.
+    pub size: usize,
     /// Node id mixed into minted ids, 0..=1023; -1 (default) = `EMQ_NODE_ID`,
     /// else a per-process random value.
     pub node_id: i32,
@@ -44,14 +49,21 @@ pub struct emq_connect_options {
     /// `"echomq:2.0.0"` (2.1.0 verbs then fail `EMQ_ERR_UNSUPPORTED`).
     /// NULL (default) = the newest.
     pub wire_version: *const c_char,
+    /// Durable writes: `WAIT` for this many replicas after every enqueue verb
+    /// and complete; fewer answers `EMQ_ERR_NOT_DURABLE`. Default 0 (no WAIT).
+    pub wait_replicas: u32,
+    /// How long one `WAIT` may block, ms. Default 1000.
+    pub wait_timeout_ms: u64,
 }
 
 /// The documented defaults (node_id -1, no client name, 5000 / 30000 ms, 16 MiB, not
-/// strict, events published).
+/// strict, events published), by value, `size` set. Returned by value the struct cannot
+/// grow under an already-built program: prefer `emq_connect_options_init`.
 #[no_mangle]
 pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
     let d = ConnectOptions::default();
     emq_connect_options {
+        size: std::mem::size_of::<emq_connect_options>(),
         node_id: d.node_id.map_or(-1, i32::from),
         strict_bundle: d.strict_bundle,
         client_name: std::ptr::null(),
@@ -60,6 +72,32 @@ pub extern "C" fn emq_connect_options_default() -> emq_connect_options {
         max_payload: d.max_payload as u64,
         publish_events: d.publish_events,
         wire_version: std::ptr::null(),
+        wait_replicas: d.wait_replicas,
+        wait_timeout_ms: d.wait_timeout_ms,
+    }
+}
+
+/// Fill `*options` (`size` bytes, normally `sizeof *options`) with the
+/// defaults and record `size`, so a later library knows which fields this
+/// program has. NULL is a no-op.
+///
+/// # Safety
+/// `options` is NULL or valid for writes of `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn emq_connect_options_init(options: *mut emq_connect_options, size: usize) {
+    // SAFETY: `options` is NULL or `size` writable bytes (`# Safety`).
+    unsafe { sized::init(options, size) }
+}
+
+// SAFETY: `#[repr(C)]`, `size: usize` first; every field accepts any bit pattern
+// a C caller can write except `strict_bundle` and `publish_events`, C `bool`s (0 or 1).
+unsafe impl sized::SizedOptions for emq_connect_options {
+    const NAME: &'static str = "emq_connect_options";
+    fn defaults() -> Self {
+        emq_connect_options_default()
+    }
+    fn set_size(&mut self, size: usize) {
+        self.size = size;
     }
 }
 
@@ -88,6 +126,8 @@ impl emq_connect_options {
                 Some(v) => emq_core::WireVersion::parse(v)?,
                 None => emq_core::WireVersion::NEWEST,
             },
+            wait_replicas: self.wait_replicas,
+            wait_timeout_ms: self.wait_timeout_ms,
         })
     }
 }
@@ -152,6 +192,7 @@ pub(crate) fn enqueued(answer: emq_core::Enqueued, out: *mut emq_enqueued) {
 
 /// Connect to `url` (`redis://[user:password@]host:port/db`, `rediss://…`,
 /// `redis+unix:///path`) and run the version fence before anything else.
+/// `url` may be NULL: then `EMQ_URL` when set, else `redis://127.0.0.1:6379/`.
 /// `options` may be NULL (defaults). On success `*out` is a new handle the
 /// caller releases with `emq_client_free`; on failure `*out` is NULL.
 /// A fence mismatch is `EMQ_ERR_VERSION_FENCE` with the value in `(*err)->found`.
@@ -175,14 +216,19 @@ pub unsafe extern "C" fn emq_connect(
         let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
         // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
-        let url = unsafe { str_arg(url, "url") }?;
-        // SAFETY: the options pointer is NULL or points to a valid options struct (`# Safety`).
-        let options = match unsafe { options.as_ref() } {
+        let url = unsafe { opt_str_arg(url, "url") }?;
+        // SAFETY: the options pointer is NULL or points to a valid options struct
+        // of the size it states (`# Safety`).
+        let options = match unsafe { sized::read(options) }? {
             None => ConnectOptions::default(),
             // SAFETY: the options' strings are NULL or NUL-terminated (`# Safety`).
             Some(o) => unsafe { o.to_core() }?,
         };
-        let inner = blocking::Client::connect(url, options)?;
+        // NULL: `EMQ_URL`, else `redis://127.0.0.1:6379/` (the core's rule).
+        let inner = match url {
+            Some(url) => blocking::Client::connect(url, options)?,
+            None => blocking::Client::connect_default(options)?,
+        };
         put(out, emq_client { inner });
         Ok(())
     })
@@ -614,8 +660,8 @@ pub unsafe extern "C" fn emq_retry(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
-        let out = unsafe { out_arg(out, "out") }?;
+        // Written, never read: the caller's initial value need not be an outcome.
+        let out = out_slot(out, "out")?;
         // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
         let outcome = unsafe { client_arg(client) }?.retry(
             // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
@@ -628,10 +674,12 @@ pub unsafe extern "C" fn emq_retry(
             // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
             unsafe { str_arg(error, "error") }?,
         )?;
-        *out = match outcome {
+        let outcome = match outcome {
             RetryOutcome::Scheduled => EMQ_RETRY_SCHEDULED,
             RetryOutcome::Dead => EMQ_RETRY_DEAD,
         };
+        // SAFETY: `out` is valid for writes (`# Safety`); `write` does not read the old value.
+        unsafe { out.as_ptr().write(outcome) };
         Ok(())
     })
 }
@@ -814,7 +862,7 @@ pub unsafe extern "C" fn emq_get_job(
                 out,
                 emq_job_info {
                     id: id_buf(&row.id),
-                    state: state_code(row.state),
+                    state: state_code(&row.state),
                     attempts: row.attempts,
                     payload,
                     payload_len,

@@ -44,6 +44,7 @@ pub unsafe extern "C" fn emq_enqueue_dedup(
         let options = EnqueueOptions {
             dedup_id: Some(dedup_id.to_string()),
             dedup_ttl_ms: (dedup_ttl_ms > 0).then_some(dedup_ttl_ms),
+            ..EnqueueOptions::default()
         };
         enqueued(client.enqueue_with(queue, payload, &options)?, out);
         Ok(())

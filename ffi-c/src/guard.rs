@@ -140,6 +140,13 @@ pub(crate) unsafe fn ref_arg<'a, T>(p: *const T, what: &str) -> FfiResult<&'a T>
     unsafe { p.as_ref() }.ok_or_else(|| Fail::null(what))
 }
 
+/// A required out-parameter that is only written, never read: for the answer
+/// enums, whose caller-side initial value (`-1`, garbage) need not be a valid
+/// Rust value, so no `&mut` to it may be formed. Write with `.as_ptr().write()`.
+pub(crate) fn out_slot<T>(p: *mut T, what: &str) -> FfiResult<std::ptr::NonNull<T>> {
+    std::ptr::NonNull::new(p).ok_or_else(|| Fail::null(what))
+}
+
 /// A required out-parameter.
 ///
 /// # Safety

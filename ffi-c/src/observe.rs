@@ -112,26 +112,34 @@ pub unsafe extern "C" fn emq_set_log_handler(
 // ---- worker events ------------------------------------------------------------
 
 /// Which worker event (`EMQ_EVENT_*`).
-pub type emq_worker_event_kind = i32;
-/// A handler started on a job (`id`, `token`).
-pub const EMQ_EVENT_ACTIVE: emq_worker_event_kind = 1;
-/// The job completed (`id`, `token`, `duration_ms`).
-pub const EMQ_EVENT_COMPLETED: emq_worker_event_kind = 2;
-/// The handler failed (`id`, `token`, `error`, `duration_ms`; `retry_in_ms`
-/// until the next attempt, or -1 when the job went dead).
-pub const EMQ_EVENT_FAILED: emq_worker_event_kind = 3;
-/// The job went dead (`id`, `token`, `error`).
-pub const EMQ_EVENT_DEAD: emq_worker_event_kind = 4;
-/// The worker no longer holds the job (`id`, `token`).
-pub const EMQ_EVENT_LEASE_LOST: emq_worker_event_kind = 5;
-/// The reap pump returned `count` lapsed jobs to pending.
-pub const EMQ_EVENT_STALLED: emq_worker_event_kind = 6;
-/// A non-fatal failure of the worker's own calls (`error`, `error_status`).
-pub const EMQ_EVENT_ERROR: emq_worker_event_kind = 7;
-/// A claim found the queue empty after work.
-pub const EMQ_EVENT_DRAINED: emq_worker_event_kind = 8;
-/// The worker stopped; the last event of a run.
-pub const EMQ_EVENT_CLOSED: emq_worker_event_kind = 9;
+///
+/// An answer-only enum: the library writes it, C reads it, so a Rust enum is
+/// sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+/// a value an older header does not name is still a valid `int32_t`.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum emq_worker_event_kind {
+    /// A handler started on a job (`id`, `token`).
+    EMQ_EVENT_ACTIVE = 1,
+    /// The job completed (`id`, `token`, `duration_ms`).
+    EMQ_EVENT_COMPLETED = 2,
+    /// The handler failed (`id`, `token`, `error`, `duration_ms`; `retry_in_ms`
+    /// until the next attempt, or -1 when the job went dead).
+    EMQ_EVENT_FAILED = 3,
+    /// The job went dead (`id`, `token`, `error`).
+    EMQ_EVENT_DEAD = 4,
+    /// The worker no longer holds the job (`id`, `token`).
+    EMQ_EVENT_LEASE_LOST = 5,
+    /// The reap pump returned `count` lapsed jobs to pending.
+    EMQ_EVENT_STALLED = 6,
+    /// A non-fatal failure of the worker's own calls (`error`, `error_status`).
+    EMQ_EVENT_ERROR = 7,
+    /// A claim found the queue empty after work.
+    EMQ_EVENT_DRAINED = 8,
+    /// The worker stopped; the last event of a run.
+    EMQ_EVENT_CLOSED = 9,
+}
+pub use emq_worker_event_kind::*;
 
 /// One worker event. Fields that do not fit the event are NULL / 0 / -1.
 /// Valid only during the callback.
@@ -393,9 +401,17 @@ pub unsafe extern "C" fn emq_subscription_free(subscription: *mut emq_subscripti
 }
 
 /// How a waited-on job ended (`EMQ_SETTLED_*`).
-pub type emq_settled = i32;
-pub const EMQ_SETTLED_COMPLETED: emq_settled = 1;
-pub const EMQ_SETTLED_DEAD: emq_settled = 2;
+///
+/// An answer-only enum: the library writes it, C reads it, so a Rust enum is
+/// sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+/// a value an older header does not name is still a valid `int32_t`.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum emq_settled {
+    EMQ_SETTLED_COMPLETED = 1,
+    EMQ_SETTLED_DEAD = 2,
+}
+pub use emq_settled::*;
 
 /// Wait up to `timeout_ms` for job `id` to complete or go dead; `*state` is
 /// `EMQ_SETTLED_COMPLETED` or `EMQ_SETTLED_DEAD`. When dead and `last_error`
@@ -419,8 +435,8 @@ pub unsafe extern "C" fn emq_wait_for(
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        // SAFETY: out-parameters are NULL or valid for writes (the header's contract).
-        let state = unsafe { out_arg(state, "state") }?;
+        // Written, never read: the caller's initial value need not be an `emq_settled`.
+        let state = out_slot(state, "state")?;
         // SAFETY: out-parameters are NULL or valid for writes (the header's contract).
         if let Some(out) = unsafe { last_error.as_mut() } {
             *out = std::ptr::null_mut();
@@ -429,14 +445,17 @@ pub unsafe extern "C" fn emq_wait_for(
         let client = &unsafe { ref_arg(client, "client") }?.inner;
         // SAFETY: strings are NULL or NUL-terminated and live for the call (the header's contract).
         let (queue, id) = unsafe { (str_arg(queue, "queue")?, str_arg(id, "id")?) };
-        match client.wait_for(queue, id, Duration::from_millis(timeout_ms))? {
-            Settled::Completed => *state = EMQ_SETTLED_COMPLETED,
-            Settled::Dead { error } => {
-                *state = EMQ_SETTLED_DEAD;
-                // SAFETY: out-parameters are NULL or valid for writes (the header's contract).
-                if let Some(out) = unsafe { last_error.as_mut() } {
-                    *out = opt_c_string_raw(error.as_deref());
-                }
+        let settled = client.wait_for(queue, id, Duration::from_millis(timeout_ms))?;
+        let value = match settled {
+            Settled::Completed => EMQ_SETTLED_COMPLETED,
+            Settled::Dead { .. } => EMQ_SETTLED_DEAD,
+        };
+        // SAFETY: `state` is valid for writes (the header's contract); `write` does not read it.
+        unsafe { state.as_ptr().write(value) };
+        if let Settled::Dead { error } = settled {
+            // SAFETY: out-parameters are NULL or valid for writes (the header's contract).
+            if let Some(out) = unsafe { last_error.as_mut() } {
+                *out = opt_c_string_raw(error.as_deref());
             }
         }
         Ok(())

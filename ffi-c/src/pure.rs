@@ -20,25 +20,37 @@ pub const EMQ_KEY_DEAD: emq_key_type = 3;
 pub const EMQ_KEY_META: emq_key_type = 4;
 /// `emq:{q}:limiter` (wire 2.1.0): the rate limit's window counter.
 pub const EMQ_KEY_LIMITER: emq_key_type = 5;
+/// `emq:{q}:repeat` (wire 2.1.0): the repeatable jobs' schedule.
+pub const EMQ_KEY_REPEAT: emq_key_type = 6;
 
 /// What a key is, by parse (`EMQ_CLASS_*`).
-pub type emq_key_class = i32;
-/// `emq:{q}:<type>`
-pub const EMQ_CLASS_QUEUE: emq_key_class = 0;
-/// `emq:{q}:job:<id>`
-pub const EMQ_CLASS_JOB: emq_key_class = 1;
-/// `emq:{q}:metrics:<completed|failed>`
-pub const EMQ_CLASS_METRIC: emq_key_class = 2;
-/// `{emq}:<member>`
-pub const EMQ_CLASS_RESERVE: emq_key_class = 3;
-/// Anything the key grammar does not produce.
-pub const EMQ_CLASS_UNCLASSIFIED: emq_key_class = 4;
-/// `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
-pub const EMQ_CLASS_DEDUP: emq_key_class = 5;
-/// `emq:{q}:job:<id>:logs` (wire 2.1.0; `key_type` `"logs"`, `id` the job's id)
-pub const EMQ_CLASS_JOB_LOGS: emq_key_class = 6;
-/// `emq:{q}:job:<id>:result` (wire 2.1.0; `key_type` `"result"`, `id` the job's id)
-pub const EMQ_CLASS_JOB_RESULT: emq_key_class = 7;
+///
+/// An answer-only enum: the library writes it, C reads it, so a Rust enum is
+/// sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+/// a value an older header does not name is still a valid `int32_t`.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum emq_key_class {
+    /// `emq:{q}:<type>`
+    EMQ_CLASS_QUEUE = 0,
+    /// `emq:{q}:job:<id>`
+    EMQ_CLASS_JOB = 1,
+    /// `emq:{q}:metrics:<completed|failed>`
+    EMQ_CLASS_METRIC = 2,
+    /// `{emq}:<member>`
+    EMQ_CLASS_RESERVE = 3,
+    /// Anything the key grammar does not produce.
+    EMQ_CLASS_UNCLASSIFIED = 4,
+    /// `emq:{q}:de:<dedup id>` (wire 2.1.0; `key_type` `"de"`, `member` the dedup id)
+    EMQ_CLASS_DEDUP = 5,
+    /// `emq:{q}:repeat:<name>` (wire 2.1.0; `key_type` `"repeat"`, `member` the name)
+    EMQ_CLASS_REPEAT = 6,
+    /// `emq:{q}:job:<id>:logs` (wire 2.1.0; `key_type` `"logs"`, `id` the job's id)
+    EMQ_CLASS_JOB_LOGS = 7,
+    /// `emq:{q}:job:<id>:result` (wire 2.1.0; `key_type` `"result"`, `id` the job's id)
+    EMQ_CLASS_JOB_RESULT = 8,
+}
+pub use emq_key_class::*;
 
 /// The parts of a branded id, from `emq_parse_id`.
 #[repr(C)]
@@ -79,6 +91,7 @@ fn parse_key_type(t: emq_key_type) -> FfiResult<KeyType> {
         EMQ_KEY_DEAD => KeyType::Dead,
         EMQ_KEY_META => KeyType::Meta,
         EMQ_KEY_LIMITER => KeyType::Limiter,
+        EMQ_KEY_REPEAT => KeyType::Repeat,
         other => {
             return Err(Fail::invalid_argument(format!(
                 "unknown key type {other}: expected one of EMQ_KEY_*"
@@ -344,6 +357,7 @@ pub unsafe extern "C" fn emq_classify(
             KeyClass::Dedup { .. } => EMQ_CLASS_DEDUP,
             KeyClass::JobLogs { .. } => EMQ_CLASS_JOB_LOGS,
             KeyClass::JobResult { .. } => EMQ_CLASS_JOB_RESULT,
+            KeyClass::RepeatRecord { .. } => EMQ_CLASS_REPEAT,
             KeyClass::Reserve(_) => EMQ_CLASS_RESERVE,
             KeyClass::Unclassified => EMQ_CLASS_UNCLASSIFIED,
         };

@@ -7,7 +7,7 @@ use emq_core::ErrorKind;
 
 /// The result of every fallible function: `EMQ_OK` (0) or an error code.
 ///
-/// Codes 1..=16 are the core's error kinds (the numbers of docs/API.md, stable
+/// Codes 1..=23 are the core's error kinds (the numbers of docs/API.md, stable
 /// forever); codes from 100 up belong to the C boundary itself.
 pub type emq_status = i32;
 
@@ -49,6 +49,13 @@ pub const EMQ_ERR_CLOSED: emq_status = 16;
 pub const EMQ_ERR_UNSUPPORTED: emq_status = 17;
 /// `EMQRATE`: the queue's concurrency ceiling or rate limit refused the claim.
 pub const EMQ_ERR_RATE_LIMITED: emq_status = 18;
+/// A transient server state (loading, busy, failover, slot migration)
+/// outlasted the retries inside the response timeout; nothing ran, and
+/// sending the same call again is safe.
+pub const EMQ_ERR_UNAVAILABLE: emq_status = 20;
+/// Written on the master, but fewer than `wait_replicas` replicas acknowledged
+/// it in time (the message names the job id); a failover now may lose it.
+pub const EMQ_ERR_NOT_DURABLE: emq_status = 21;
 /// `emq_enqueue_many` lost its connection part way; the message says how
 /// many items were written. (Resend with `emq_enqueue_with_id`.)
 pub const EMQ_ERR_PARTIAL_BATCH: emq_status = 22;
@@ -68,7 +75,7 @@ pub const EMQ_ERR_PANIC: emq_status = 102;
 
 /// The status of each core kind, in `ErrorKind::ALL` order (checked by a test
 /// against `ErrorKind::status()`).
-pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 21] = [
+pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 23] = [
     (ErrorKind::Kind, EMQ_ERR_KIND),
     (ErrorKind::Stale, EMQ_ERR_STALE),
     (ErrorKind::Gone, EMQ_ERR_GONE),
@@ -87,6 +94,8 @@ pub(crate) const KIND_STATUS: [(ErrorKind, emq_status); 21] = [
     (ErrorKind::Closed, EMQ_ERR_CLOSED),
     (ErrorKind::Unsupported, EMQ_ERR_UNSUPPORTED),
     (ErrorKind::RateLimited, EMQ_ERR_RATE_LIMITED),
+    (ErrorKind::Unavailable, EMQ_ERR_UNAVAILABLE),
+    (ErrorKind::NotDurable, EMQ_ERR_NOT_DURABLE),
     (ErrorKind::PartialBatch, EMQ_ERR_PARTIAL_BATCH),
     (ErrorKind::Internal, EMQ_ERR_INTERNAL),
     (ErrorKind::JobDead, EMQ_ERR_JOB_DEAD),

@@ -101,7 +101,7 @@ fn struct_layouts_lp64() {
     layout!(emq_enqueued, 16, 1, id => 0, duplicate => 15);
     layout!(emq_bytes, 16, 8, data => 0, len => 8);
     layout!(emq_job_ref, 16, 8, id => 0, token => 8);
-    layout!(emq_job, 40, 8, id => 0, token => 16, payload => 24, payload_len => 32);
+    layout!(emq_job, 48, 8, id => 0, token => 16, payload => 24, payload_len => 32, attempts => 40);
     layout!(emq_job_list, 16, 8, jobs => 0, len => 8);
     layout!(emq_enqueue_result, 32, 8, status => 0, id => 4, duplicate => 19, error => 24);
     layout!(emq_enqueue_list, 16, 8, items => 0, len => 8);
@@ -118,22 +118,29 @@ fn struct_layouts_lp64() {
     layout!(emq_id_parts, 24, 8, ns => 0, node_id => 4, snowflake => 8, minted_at_ms => 16);
     layout!(emq_key_info, 40, 8, key_class => 0, queue => 8, key_type => 16, id => 24,
         member => 32);
-    layout!(emq_connect_options, 56, 8, node_id => 0, strict_bundle => 4, client_name => 8,
-        connect_timeout_ms => 16, response_timeout_ms => 24, max_payload => 32,
-        publish_events => 40, wire_version => 48);
+    layout!(emq_connect_options, 80, 8, size => 0, node_id => 8, strict_bundle => 12,
+        client_name => 16, connect_timeout_ms => 24, response_timeout_ms => 32, max_payload => 40,
+        publish_events => 48, wire_version => 56, wait_replicas => 64, wait_timeout_ms => 72);
     layout!(emq_worker_event, 64, 8, kind => 0, error_status => 4, name => 8, id => 16,
         token => 24, error => 32, retry_in_ms => 40, duration_ms => 48, count => 56);
     layout!(emq_queue_event, 56, 8, queue => 0, event => 8, job => 16, field_names => 24,
         field_values => 32, field_count => 40, json => 48);
-    layout!(emq_worker_options, 112, 8, concurrency => 0, backoff => 4, lease_ms => 8,
-        max_attempts => 16, backoff_base_ms => 24, backoff_cap_ms => 32,
-        pump_interval_ms => 40, idle_max_ms => 48, shutdown_grace_ms => 56,
-        prefetch => 64, handler_batch => 72, dead_max_age_ms => 80, dead_max_len => 88,
-        max_stalls => 96, keep_result_ms => 104);
+    layout!(emq_worker_options, 120, 8, size => 0, concurrency => 8, backoff => 12,
+        lease_ms => 16, max_attempts => 24, backoff_base_ms => 32, backoff_cap_ms => 40,
+        pump_interval_ms => 48, idle_max_ms => 56, shutdown_grace_ms => 64,
+        prefetch => 72, handler_batch => 80, dead_max_age_ms => 88, dead_max_len => 96,
+        max_stalls => 104, keep_result_ms => 112);
     layout!(emq_string_list, 16, 8, items => 0, len => 8);
     layout!(emq_stats, 80, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
         lease_lost => 32, in_flight => 40, claim_failures => 48, heartbeat_failures => 56,
         settle_failures => 64, released => 72);
+    // The answer enums keep the int32_t ABI of the typedefs they replaced.
+    assert_eq!(size_of::<emq_job_state>(), size_of::<i32>());
+    assert_eq!(size_of::<emq_retry_outcome>(), size_of::<i32>());
+    assert_eq!(size_of::<emq_key_class>(), size_of::<i32>());
+    assert_eq!(size_of::<emq_settled>(), size_of::<i32>());
+    assert_eq!(size_of::<emq_worker_event_kind>(), size_of::<i32>());
+    assert_eq!(align_of::<emq_job_state>(), align_of::<i32>());
 }
 
 #[test]
@@ -204,13 +211,13 @@ fn null_pointers_and_bad_utf8_are_codes() {
         assert_eq!((*err).status, EMQ_ERR_INVALID_UTF8);
         emq_error_free(err);
 
-        let mut client = null_mut();
+        // A NULL url is allowed (EMQ_URL, else the local default: test_ffi.c
+        // connects that way); a NULL `out` is not.
         let mut err = null_mut();
         assert_eq!(
-            emq_connect(null(), null(), &mut client, &mut err),
+            emq_connect(null(), null(), null_mut(), &mut err),
             EMQ_ERR_NULL_POINTER
         );
-        assert!(client.is_null());
         emq_error_free(err);
         assert_eq!(
             emq_counts(
@@ -339,6 +346,8 @@ fn api_parity_with_docs() {
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect();
         let c_name = match (section.as_str(), name.as_str()) {
+            // C has no queue handle (docs/API.md says so): it passes the name.
+            ("Queue handles", _) | (_, "queue") => continue,
             ("Worker", "Worker") => "emq_worker_new".to_string(),
             ("Worker", verb) => format!("emq_worker_{verb}"),
             // `emq_job` is the claimed-job struct; the verb is emq_get_job.
@@ -437,4 +446,74 @@ fn documented_defaults_are_the_cores() {
     for text in documented {
         assert!(flat.contains(&text), "the header documents {text:?}");
     }
+}
+
+/// include/echomq.hpp keeps up with the C ABI: every function of the header is
+/// used by the wrapper (bar the by-value `*_default()`, which it replaces with
+/// `*_init`), and every `EMQ_ERR_*` status has its exception class, its `case`
+/// in `detail::raise` and a check in ffi-c/tests/c/test_cpp.cpp.
+#[test]
+fn cpp_wrapper_covers_the_header() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).expect(p);
+    let (header, hpp, test) = (
+        read("../include/echomq.h"),
+        read("../include/echomq.hpp"),
+        read("tests/c/test_cpp.cpp"),
+    );
+    let uses = |name: &str| {
+        hpp.match_indices(name).any(|(at, _)| {
+            let next = hpp[at + name.len()..].chars().next();
+            !matches!(next, Some(c) if c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let mut functions = Vec::new();
+    for line in header.lines() {
+        // cbindgen starts every declaration `ret name(` at column 0.
+        if !line.starts_with(|c: char| c.is_ascii_alphabetic()) || line.starts_with("typedef") {
+            continue;
+        }
+        let Some((head, _)) = line.split_once('(') else {
+            continue;
+        };
+        let name = head.rsplit([' ', '*']).next().unwrap_or("");
+        if name.starts_with("emq_") {
+            functions.push(name.to_string());
+        }
+    }
+    assert!(
+        functions.len() >= 60,
+        "read only {} functions",
+        functions.len()
+    );
+    let unwrapped: Vec<_> = functions
+        .iter()
+        .filter(|f| !f.ends_with("_options_default") && !uses(f))
+        .collect();
+    assert!(
+        unwrapped.is_empty(),
+        "not used by include/echomq.hpp: {unwrapped:#?}"
+    );
+
+    let mut statuses = 0;
+    for line in header.lines() {
+        let Some(rest) = line.strip_prefix("#define EMQ_ERR_") else {
+            continue;
+        };
+        let name = format!("EMQ_ERR_{}", rest.split(' ').next().unwrap());
+        statuses += 1;
+        assert!(
+            hpp.contains(&format!("case {name}: ")),
+            "{name}: no case in raise()"
+        );
+        assert!(
+            hpp.contains(&format!(", {name})")) || hpp.contains(&format!("kStatus = {name};")),
+            "{name}: no exception class in echomq.hpp"
+        );
+        assert!(
+            test.contains(&format!(">({name}))")),
+            "{name}: not checked in test_cpp.cpp"
+        );
+    }
+    assert!(statuses >= 21, "read only {statuses} statuses");
 }

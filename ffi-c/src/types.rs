@@ -58,6 +58,9 @@ pub struct emq_job {
     /// `payload_len` bytes (any values; not NUL-terminated). NULL when empty.
     pub payload: *const u8,
     pub payload_len: usize,
+    /// Which attempt this claim is (1 on the first claim). Equal to `token`
+    /// at claim time under echomq:2.x, but only `token` settles.
+    pub attempts: u64,
 }
 
 /// Jobs from `emq_claim_many`, released with `emq_job_list_free`
@@ -116,18 +119,30 @@ pub struct emq_queue_counts {
 }
 
 /// The `state` of a job row (`EMQ_STATE_*`).
-pub type emq_job_state = i32;
-pub const EMQ_STATE_PENDING: emq_job_state = 0;
-pub const EMQ_STATE_ACTIVE: emq_job_state = 1;
-pub const EMQ_STATE_SCHEDULED: emq_job_state = 2;
-pub const EMQ_STATE_DEAD: emq_job_state = 3;
+///
+/// An answer-only enum: the library writes it, C reads it, so a Rust enum is
+/// sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+/// a value an older header does not name is still a valid `int32_t`.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum emq_job_state {
+    EMQ_STATE_PENDING = 0,
+    EMQ_STATE_ACTIVE = 1,
+    EMQ_STATE_SCHEDULED = 2,
+    EMQ_STATE_DEAD = 3,
+    /// A state this library does not know, written by another runtime sharing
+    /// the deployment (say the reference runtime's `awaiting_children`).
+    EMQ_STATE_UNKNOWN = 4,
+}
+pub use emq_job_state::*;
 
 /// A job row as stored, from `emq_get_job`; release with `emq_job_info_free`.
 #[repr(C)]
 pub struct emq_job_info {
     /// NUL-terminated id.
     pub id: [c_char; EMQ_ID_BUF],
-    /// One of `EMQ_STATE_*`.
+    /// One of `EMQ_STATE_*` (`EMQ_STATE_UNKNOWN` for a state another
+    /// runtime wrote).
     pub state: emq_job_state,
     pub attempts: u64,
     /// `payload_len` bytes; NULL when empty.
@@ -141,11 +156,19 @@ pub struct emq_job_info {
 }
 
 /// Where a failed job went (`emq_retry`).
-pub type emq_retry_outcome = i32;
-/// Back in `schedule`, to run again after the delay.
-pub const EMQ_RETRY_SCHEDULED: emq_retry_outcome = 0;
-/// At max attempts: in the dead set with its `last_error`.
-pub const EMQ_RETRY_DEAD: emq_retry_outcome = 1;
+///
+/// An answer-only enum: the library writes it, C reads it, so a Rust enum is
+/// sound here (see docs/C.md, "Enums"). Appending a variant is compatible;
+/// a value an older header does not name is still a valid `int32_t`.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum emq_retry_outcome {
+    /// Back in `schedule`, to run again after the delay.
+    EMQ_RETRY_SCHEDULED = 0,
+    /// At max attempts: in the dead set with its `last_error`.
+    EMQ_RETRY_DEAD = 1,
+}
+pub use emq_retry_outcome::*;
 
 /// The set `emq_browse` reads (`EMQ_BROWSE_*`).
 pub type emq_browse_set = i32;
@@ -251,6 +274,7 @@ impl emq_job {
             token: job.token,
             payload,
             payload_len,
+            attempts: job.attempts,
         }
     }
 
@@ -265,6 +289,7 @@ impl emq_job {
                 job.payload.as_ptr()
             },
             payload_len: job.payload.len(),
+            attempts: job.attempts,
         }
     }
 
@@ -277,12 +302,13 @@ impl emq_job {
     }
 }
 
-pub(crate) fn state_code(state: JobState) -> emq_job_state {
+pub(crate) fn state_code(state: &JobState) -> emq_job_state {
     match state {
         JobState::Pending => EMQ_STATE_PENDING,
         JobState::Active => EMQ_STATE_ACTIVE,
         JobState::Scheduled => EMQ_STATE_SCHEDULED,
         JobState::Dead => EMQ_STATE_DEAD,
+        JobState::Unknown(_) => EMQ_STATE_UNKNOWN,
     }
 }
 

@@ -13,6 +13,7 @@ use emq_core::{Backoff, HandlerError, Output, Worker, WorkerHandle, WorkerOption
 
 use crate::client::emq_client;
 use crate::guard::*;
+use crate::sized;
 use crate::status::*;
 use crate::types::*;
 
@@ -59,10 +60,14 @@ pub type emq_handler = Option<
     ) -> emq_handler_status,
 >;
 
-/// Worker options; start from `emq_worker_options_default()`.
+/// Worker options; start from `emq_worker_options_init(&o, sizeof o)`. The
+/// struct may grow in later versions (new fields are appended); a program
+/// built against an older, smaller one keeps working.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct emq_worker_options {
+    /// `sizeof` the struct as the caller compiled it; set by the init function.
+    pub size: usize,
     /// Handlers running at once. Default 10.
     pub concurrency: u32,
     /// One of `EMQ_BACKOFF_*`. Default `EMQ_BACKOFF_EXPONENTIAL`.
@@ -131,11 +136,14 @@ pub struct emq_stats {
 }
 
 /// The documented defaults (concurrency 10, lease 30000 ms, 5 attempts,
-/// exponential 1000..60000 ms, pumps every 1000 ms, idle poll 50 ms, grace 10000 ms).
+/// exponential 1000..60000 ms, pumps every 1000 ms, idle poll 50 ms, grace 10000 ms),
+/// by value, `size` set. Returned by value the struct cannot grow under an
+/// already-built program: prefer `emq_worker_options_init`.
 #[no_mangle]
 pub extern "C" fn emq_worker_options_default() -> emq_worker_options {
     let d = WorkerOptions::default();
     emq_worker_options {
+        size: std::mem::size_of::<emq_worker_options>(),
         concurrency: u32::try_from(d.concurrency).unwrap_or(u32::MAX),
         backoff: match d.backoff {
             Backoff::Exponential => EMQ_BACKOFF_EXPONENTIAL,
@@ -159,6 +167,29 @@ pub extern "C" fn emq_worker_options_default() -> emq_worker_options {
             .map_or(EMQ_DEAD_KEEP_ALL, |n| i64::try_from(n).unwrap_or(i64::MAX)),
         max_stalls: d.max_stalls,
         keep_result_ms: d.keep_result_ms,
+    }
+}
+
+/// Fill `*options` (`size` bytes, normally `sizeof *options`) with the
+/// defaults and record `size`, so a later library knows which fields this
+/// program has. NULL is a no-op.
+///
+/// # Safety
+/// `options` is NULL or valid for writes of `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn emq_worker_options_init(options: *mut emq_worker_options, size: usize) {
+    // SAFETY: `options` is NULL or `size` writable bytes (`# Safety`).
+    unsafe { sized::init(options, size) }
+}
+
+// SAFETY: `#[repr(C)]`, `size: usize` first; every field is an integer.
+unsafe impl sized::SizedOptions for emq_worker_options {
+    const NAME: &'static str = "emq_worker_options";
+    fn defaults() -> Self {
+        emq_worker_options_default()
+    }
+    fn set_size(&mut self, size: usize) {
+        self.size = size;
     }
 }
 
@@ -388,8 +419,9 @@ pub unsafe extern "C" fn emq_worker_new(
         // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
         let queue = unsafe { str_arg(queue, "queue") }?;
         let handler = handler.ok_or_else(|| Fail::null("handler"))?;
-        // SAFETY: the options pointer is NULL or points to a valid options struct (`# Safety`).
-        let options = match unsafe { options.as_ref() } {
+        // SAFETY: the options pointer is NULL or points to a valid options struct
+        // of the size it states (`# Safety`).
+        let options = match unsafe { sized::read(options) }? {
             None => WorkerOptions::default(),
             Some(o) => o.to_core()?,
         };

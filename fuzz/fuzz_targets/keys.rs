@@ -17,6 +17,10 @@ fuzz_target!(|data: &[u8]| {
         }
         KeyClass::Job { queue, id } => (keys::job_key(queue, id.as_str()), Some(queue)),
         KeyClass::Metric { queue, metric } => (keys::metric_key(queue, *metric), Some(queue)),
+        KeyClass::Dedup { queue, dedup_id } => (keys::dedup_key(queue, dedup_id), Some(queue)),
+        KeyClass::RepeatRecord { queue, name } => (keys::repeat_record_key(queue, name), Some(queue)),
+        KeyClass::JobLogs { queue, id } => (keys::job_logs_key(queue, id.as_str()), Some(queue)),
+        KeyClass::JobResult { queue, id } => (keys::job_result_key(queue, id.as_str()), Some(queue)),
         KeyClass::Reserve(member) => (keys::reserve_key(member), None),
         KeyClass::Unclassified => {
             assert_eq!(fields, KeyClass::Unclassified.fields());

@@ -47,6 +47,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(n <= i64::MAX as u64);
     }
     let _ = replies::log_lines(value.clone());
+    let _ = replies::repeats(value.clone());
+    let _ = replies::repeat_upserted(value.clone());
+    let _ = replies::repeat_removed(value.clone());
     if let Value::Array(items) = &value {
         // One id per verdict (reaching the verdict words), and one too many.
         for n in [items.len(), items.len() + 1] {
@@ -58,6 +61,12 @@ fuzz_target!(|data: &[u8]| {
         // A result wait's two answers: a kept value is handed back whole.
         if let Ok(Some(kept)) = replies::result_wait(&id, items.clone()) {
             assert!(matches!(&items[1], Value::BulkString(b) if *b == kept));
+        }
+        // One verdict per repeat sent, and one too many.
+        for n in [items.len(), items.len() + 1] {
+            if let Ok(fires) = replies::repeats_fired(value.clone(), n) {
+                assert_eq!(fires.len(), n);
+            }
         }
         if let Ok(c) = replies::counts(items.clone()) {
             assert!(c.pending.max(c.failed) <= i64::MAX as u64);

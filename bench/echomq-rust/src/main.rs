@@ -17,6 +17,8 @@ struct Args {
     events: bool,
     /// `--listeners on`: a no-op worker event listener.
     listeners: bool,
+    /// Durable writes (`ConnectOptions::wait_replicas`); 0 = off.
+    wait_replicas: u32,
 }
 
 fn parse_args() -> Args {
@@ -34,6 +36,7 @@ fn parse_args() -> Args {
         payload_size: 100,
         events: true,
         listeners: false,
+        wait_replicas: 0,
     };
     while let Some(flag) = it.next() {
         let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
@@ -46,6 +49,7 @@ fn parse_args() -> Args {
             "--payload-size" => a.payload_size = value.parse().expect("--payload-size"),
             "--events" => a.events = value == "on",
             "--listeners" => a.listeners = value == "on",
+            "--wait-replicas" => a.wait_replicas = value.parse().expect("--wait-replicas"),
             other => panic!("unknown flag {other}"),
         }
     }
@@ -165,6 +169,7 @@ async fn main() {
         wire_version: std::env::var("EMQ_WIRE_VERSION")
             .map(|v| WireVersion::parse(&v).expect("EMQ_WIRE_VERSION"))
             .unwrap_or(WireVersion::NEWEST),
+        wait_replicas: a.wait_replicas,
         ..ConnectOptions::default()
     };
     let client = Client::connect(&a.url, options).await.expect("connect");

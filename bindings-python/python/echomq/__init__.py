@@ -1,8 +1,9 @@
 """EchoMQ: a Redis/Valkey job queue. Python API over the one Rust core.
 
     import echomq
-    client = echomq.connect("redis://127.0.0.1:6379/")
-    client.enqueue("emails", b"hello")
+    client = echomq.connect()          # EMQ_URL, else redis://127.0.0.1:6379/
+    emails = client.queue("emails")
+    emails.enqueue(b"hello")
 
 See docs/PYTHON.md for the asyncio client, the worker and the error classes.
 
@@ -29,13 +30,15 @@ from ._errors import (
     LeaseLostError,
     NotDeadError,
     PartialBatchError,
+    NotDurableError,
     ProtocolError,
     RateLimitedError,
     ServerError,
     StaleTokenError,
     TimeoutError,
-    UnsupportedError,
+    UnavailableError,
     Unrecoverable,
+    UnrecoverableError,
     UnsupportedError,
     VersionFenceError,
 )
@@ -52,6 +55,7 @@ from ._native import (
     ParsedId,
     QueueEvent,
     Reaped,
+    Repeat,
     Settled,
     Subscription,
     WorkerEvent,
@@ -71,16 +75,25 @@ from ._native import (
     queue_key,
     slot,
 )
+from ._queue import AsyncQueue, Duration, Queue, Time
 from ._aio import AsyncClient, connect_async
 from ._worker import WORKER_EVENTS, Handler, Worker
 
+# ConnectionError and TimeoutError are left out on purpose: they also
+# subclass the builtins of those names, and a star import must not rebind
+# them (use echomq.ConnectionError / echomq.TimeoutError, or the builtins).
 __all__ = [
     "AsyncClient",
+    "AsyncQueue",
+    "Duration",
+    "Queue",
+    "Time",
     "BundleMismatch",
     "BundleMismatchError",
     "Client",
     "ClosedError",
-    "ConnectionError",
+    "NotDurableError",
+    "UnavailableError",
     "Counts",
     "DEFAULT_MAX_PAYLOAD",
     "EchoMQError",
@@ -107,12 +120,13 @@ __all__ = [
     "QueueEvent",
     "RateLimitedError",
     "Reaped",
+    "Repeat",
     "ServerError",
     "Settled",
     "Subscription",
     "StaleTokenError",
-    "TimeoutError",
     "Unrecoverable",
+    "UnrecoverableError",
     "UnsupportedError",
     "VersionFenceError",
     "WORKER_EVENTS",

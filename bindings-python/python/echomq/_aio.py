@@ -17,9 +17,11 @@ from ._native import (
     Job,
     JobInfo,
     Reaped,
+    Repeat,
     Settled,
     Subscription,
 )
+from ._queue import AsyncQueue, Duration, Time
 
 Payload = Union[bytes, str, bytearray, memoryview]
 IdToken = Union[Job, Tuple[str, int]]
@@ -59,7 +61,16 @@ class AsyncClient:
         exc: Optional[BaseException],
         tb: Optional[TracebackType],
     ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """``close()`` as a coroutine (the asyncio convention: ``await
+        client.aclose()``). Closing sends nothing, so it never waits."""
         self.close()
+
+    def queue(self, name: str) -> AsyncQueue:
+        """A handle on one queue (``InvalidQueueError`` now for a bad name)."""
+        return AsyncQueue(self, name)
 
     @property
     def node_id(self) -> int:
@@ -77,32 +88,78 @@ class AsyncClient:
         queue: str,
         payload: Payload,
         *,
+        id: Optional[str] = None,
+        run_at_ms: Optional[Time] = None,
+        delay_ms: Optional[Duration] = None,
         dedup_id: Optional[str] = None,
-        dedup_ttl_ms: Optional[int] = None,
+        dedup_ttl_ms: Optional[Duration] = None,
     ) -> Enqueued:
+        """Enqueue now, or later (``run_at_ms`` or ``delay_ms``, not both),
+        under a minted id or the given ``id``; or deduplicated by
+        ``dedup_id`` (echomq:2.1.0)."""
         return await self._native.enqueue(
-            queue, payload, dedup_id=dedup_id, dedup_ttl_ms=dedup_ttl_ms
+            queue,
+            payload,
+            id=id,
+            run_at_ms=run_at_ms,
+            delay_ms=delay_ms,
+            dedup_id=dedup_id,
+            dedup_ttl_ms=dedup_ttl_ms,
         )
 
     async def reap_stalled(self, queue: str, limit: int, max_stalls: int) -> Reaped:
         return await self._native.reap_stalled(queue, limit, max_stalls)
 
+    async def upsert_repeat(
+        self,
+        queue: str,
+        name: str,
+        *,
+        every_ms: Optional[int] = None,
+        cron: Optional[str] = None,
+        tz: Optional[str] = None,
+        payload: Optional[Payload] = None,
+        start_at: Optional[int] = None,
+        end_at: Optional[int] = None,
+        limit: Optional[int] = None,
+    ) -> Repeat:
+        return await self._native.upsert_repeat(
+            queue,
+            name,
+            every_ms=every_ms,
+            cron=cron,
+            tz=tz,
+            payload=payload,
+            start_at=start_at,
+            end_at=end_at,
+            limit=limit,
+        )
+
+    async def remove_repeat(self, queue: str, name: str) -> bool:
+        return await self._native.remove_repeat(queue, name)
+
+    async def list_repeats(self, queue: str) -> List[Repeat]:
+        return await self._native.list_repeats(queue)
+
+    async def fire_repeats(self, queue: str, limit: Optional[int] = None) -> int:
+        return await self._native.fire_repeats(queue, limit)
+
     async def set_concurrency(self, queue: str, n: int) -> None:
         await self._native.set_concurrency(queue, n)
 
-    async def set_rate_limit(self, queue: str, max: int, per_ms: int) -> None:
+    async def set_rate_limit(self, queue: str, max: int, per_ms: Duration) -> None:
         await self._native.set_rate_limit(queue, max, per_ms)
 
-    async def rate_limit(self, queue: str, id: str, token: int, ms: int) -> None:
+    async def rate_limit(self, queue: str, id: str, token: int, ms: Duration) -> None:
         await self._native.rate_limit(queue, id, token, ms)
 
     async def enqueue_with_id(self, queue: str, id: str, payload: Payload) -> Enqueued:
         return await self._native.enqueue_with_id(queue, id, payload)
 
-    async def enqueue_at(self, queue: str, payload: Payload, run_at_ms: int) -> Enqueued:
+    async def enqueue_at(self, queue: str, payload: Payload, run_at_ms: Time) -> Enqueued:
         return await self._native.enqueue_at(queue, payload, run_at_ms)
 
-    async def enqueue_in(self, queue: str, payload: Payload, delay_ms: int) -> Enqueued:
+    async def enqueue_in(self, queue: str, payload: Payload, delay_ms: Duration) -> Enqueued:
         return await self._native.enqueue_in(queue, payload, delay_ms)
 
     async def enqueue_many(
@@ -110,10 +167,10 @@ class AsyncClient:
     ) -> List[Union[Enqueued, EchoMQError]]:
         return await self._native.enqueue_many(queue, payloads)
 
-    async def claim(self, queue: str, lease_ms: int) -> Optional[Job]:
+    async def claim(self, queue: str, lease_ms: Duration) -> Optional[Job]:
         return await self._native.claim(queue, lease_ms)
 
-    async def claim_many(self, queue: str, max: int, lease_ms: int) -> List[Job]:
+    async def claim_many(self, queue: str, max: int, lease_ms: Duration) -> List[Job]:
         return await self._native.claim_many(queue, max, lease_ms)
 
     async def complete(self, queue: str, id: str, token: int) -> None:
@@ -129,17 +186,19 @@ class AsyncClient:
         queue: str,
         id: str,
         token: int,
-        delay_ms: int,
-        max_attempts: int,
-        error: str,
+        delay_ms: Optional[Duration] = None,
+        max_attempts: Optional[int] = None,
+        error: Optional[str] = None,
     ) -> Literal["scheduled", "dead"]:
+        """Settle a failed attempt; omitted options take the core's defaults
+        (``delay_ms`` 0, ``max_attempts`` 5, ``error`` empty)."""
         return await self._native.retry(queue, id, token, delay_ms, max_attempts, error)
 
-    async def extend(self, queue: str, id: str, token: int, lease_ms: int) -> None:
+    async def extend(self, queue: str, id: str, token: int, lease_ms: Duration) -> None:
         await self._native.extend(queue, id, token, lease_ms)
 
     async def extend_many(
-        self, queue: str, jobs: Iterable[IdToken], lease_ms: int
+        self, queue: str, jobs: Iterable[IdToken], lease_ms: Duration
     ) -> List[Optional[EchoMQError]]:
         return await self._native.extend_many(queue, jobs, lease_ms)
 
@@ -161,7 +220,7 @@ class AsyncClient:
         set: Literal["pending", "dead", "schedule", "scheduled", "active"],
         newest_first: bool = False,
         limit: Optional[int] = None,
-        range: Optional[Tuple[int, int]] = None,
+        range: Optional[Tuple[Time, Time]] = None,
     ) -> List[str]:
         return await self._native.browse(queue, set, newest_first, limit, range)
 
@@ -185,7 +244,7 @@ class AsyncClient:
         with ``async for event in sub`` (or ``await sub.next_async()``)."""
         return await self._native.subscribe(queue)
 
-    async def wait_for(self, queue: str, id: str, timeout_ms: int) -> Settled:
+    async def wait_for(self, queue: str, id: str, timeout_ms: Duration) -> Settled:
         """Wait for job ``id`` to complete or go dead (``TimeoutError`` after
         ``timeout_ms``)."""
         return await self._native.wait_for(queue, id, timeout_ms)
@@ -208,7 +267,7 @@ class AsyncClient:
         """The result a worker kept for job ``id`` (``keep_result_ms``), or ``None``."""
         return await self._native.result(queue, id)
 
-    async def wait_for_result(self, queue: str, id: str, timeout_ms: int) -> bytes:
+    async def wait_for_result(self, queue: str, id: str, timeout_ms: "_Duration") -> bytes:
         """Wait for job ``id``'s kept result: ``JobDeadError`` if it went dead,
         ``JobGoneError`` if it has no row and no result, ``TimeoutError``."""
         return await self._native.wait_for_result(queue, id, timeout_ms)
@@ -226,7 +285,7 @@ class AsyncClient:
         return await self._native.drain(queue, include_scheduled, limit)
 
     async def purge_dead(
-        self, queue: str, older_than_ms: Optional[int] = None, limit: Optional[int] = None
+        self, queue: str, older_than_ms: Optional[Duration] = None, limit: Optional[int] = None
     ) -> int:
         return await self._native.purge_dead(queue, older_than_ms, limit)
 
@@ -235,19 +294,22 @@ class AsyncClient:
 
 
 async def connect_async(
-    url: str,
+    url: Optional[str] = None,
     *,
     node_id: Optional[int] = None,
     client_name: Optional[str] = None,
-    connect_timeout_ms: Optional[int] = None,
-    response_timeout_ms: Optional[int] = None,
+    connect_timeout_ms: Optional[Duration] = None,
+    response_timeout_ms: Optional[Duration] = None,
     max_payload: Optional[int] = None,
     strict_bundle: bool = False,
     publish_events: bool = True,
     wire_version: Optional[str] = None,
+    wait_replicas: int = 0,
+    wait_timeout_ms: int = 1000,
 ) -> AsyncClient:
-    """Connect (and fence) without blocking the running loop. Omitted options
-    take the core's defaults (``echomq.defaults()``)."""
+    """Connect (and fence) without blocking the running loop. With no
+    ``url``: ``EMQ_URL`` when set, else ``redis://127.0.0.1:6379/``. Omitted
+    options take the core's defaults (``echomq.defaults()``)."""
     native = await _native.connect_async(
         url,
         node_id=node_id,
@@ -258,6 +320,8 @@ async def connect_async(
         strict_bundle=strict_bundle,
         publish_events=publish_events,
         wire_version=wire_version,
+        wait_replicas=wait_replicas,
+        wait_timeout_ms=wait_timeout_ms,
     )
     return AsyncClient(native)
 

@@ -2,6 +2,13 @@
 
 The native module picks the class by the error's stable code; never match on
 messages. Every class carries ``.code`` (the ErrorKind code string).
+
+``ConnectionError`` and ``TimeoutError`` share their names with builtins on
+purpose and also subclass them, so ``except TimeoutError:`` (the builtin)
+catches EchoMQ's timeout and ``except ConnectionError:`` its connection
+failures, as it does for ``socket`` or ``asyncio``. They are importable as
+``echomq.ConnectionError`` / ``echomq.TimeoutError`` but left out of
+``__all__``: ``from echomq import *`` does not rebind the builtins.
 """
 
 from __future__ import annotations
@@ -20,8 +27,6 @@ __all__ = [
     "InvalidIdError",
     "InvalidQueueError",
     "InvalidArgumentError",
-    "ConnectionError",
-    "TimeoutError",
     "ProtocolError",
     "ServerError",
     "JobActiveError",
@@ -29,9 +34,12 @@ __all__ = [
     "ClosedError",
     "UnsupportedError",
     "RateLimitedError",
+    "UnavailableError",
+    "NotDurableError",
     "PartialBatchError",
     "InternalError",
     "JobDeadError",
+    "UnrecoverableError",
     "Unrecoverable",
 ]
 
@@ -176,6 +184,28 @@ class RateLimitedError(EchoMQError):
     ) -> None:
         super().__init__(message, code)
         self.retry_after_ms = retry_after_ms
+
+
+class UnavailableError(EchoMQError):
+    """A transient server state (loading, busy, failover, slot migration)
+    outlasted the retries inside the response timeout. The request did not
+    run; sending it again is safe."""
+
+    code = "EMQ_UNAVAILABLE"
+
+
+class NotDurableError(EchoMQError):
+    """The write happened on the master but fewer than ``wait_replicas``
+    replicas acknowledged it in time; a failover now may lose it. ``.id`` is
+    the job's id (re-enqueue with that id to be sure: it is idempotent)."""
+
+    code = "EMQ_NOT_DURABLE"
+
+    def __init__(self, message: str = "", code: Optional[str] = None, id: str = "") -> None:  # noqa: A002
+        super().__init__(message, code)
+        self.id = id
+
+
 class PartialBatchError(EchoMQError):
     """A batch (``enqueue_many``) lost its connection part way. ``.items`` is
     one ``(id, state)`` per payload, in order, with state ``"written"``,
@@ -215,8 +245,13 @@ class JobDeadError(EchoMQError):
         self.last_error = last_error
 
 
-class Unrecoverable(Exception):
-    """Raise from a worker handler to send the job straight to dead (no retries)."""
+class UnrecoverableError(Exception):
+    """Raise from a worker handler to send the job straight to dead (no
+    retries). The same name as Node's ``UnrecoverableError``."""
+
+
+Unrecoverable = UnrecoverableError
+"""The former name of :class:`UnrecoverableError`, kept as an alias."""
 
 
 _BY_CODE: Dict[str, Type[EchoMQError]] = {
@@ -240,6 +275,8 @@ _BY_CODE: Dict[str, Type[EchoMQError]] = {
         ClosedError,
         UnsupportedError,
         RateLimitedError,
+        UnavailableError,
+        NotDurableError,
         PartialBatchError,
         InternalError,
         JobDeadError,
@@ -265,6 +302,8 @@ def _from_native(
         return RateLimitedError(message, retry_after_ms=int(detail or 0))
     if cls is JobDeadError:
         return JobDeadError(message, last_error=detail)
+    if cls is NotDurableError:
+        return NotDurableError(message, id=detail or "")
     if cls is EchoMQError:
         return EchoMQError(message, code)
     return cls(message)

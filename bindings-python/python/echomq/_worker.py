@@ -2,8 +2,12 @@
 
 A plain function runs on the core's blocking threads, attached to the
 interpreter only while Python code runs. An ``async def`` handler runs on an
-asyncio loop: the caller's loop under ``await worker.run_async()``, or one
-event-loop thread per worker under the blocking ``run()``.
+asyncio loop: the caller's loop under ``await worker.run_async()``, or —
+under the blocking ``run()`` — a private loop on a thread of the worker's
+own, created for the run and closed after it. That private loop is not the
+caller's: objects bound to another loop (an ``aiohttp`` session made
+elsewhere, an ``asyncio.Lock`` of the main loop) must not be used from such a
+handler; create them inside it, or use ``run_async()`` on your loop.
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ import logging
 import signal
 import threading
 import weakref
-from types import FrameType
-from typing import Awaitable, Callable, List, Literal, Optional, Sequence, Union
+from types import FrameType, TracebackType
+from typing import Awaitable, Callable, List, Literal, Optional, Sequence, Type, Union
 
 from . import _native
 from ._aio import AsyncClient
 from ._errors import EchoMQError
 from ._native import Client, Job, WorkerEvent, WorkerStats
+from ._queue import Duration
 
 __all__ = ["Worker", "Handler", "WORKER_EVENTS"]
 
@@ -45,7 +50,7 @@ Handler = Callable[[Job], object]
 success (with ``keep_result_ms``, the returned value is kept as the job's
 result: ``bytes``/``str`` as they are, other values as JSON); raising means
 failure (retried with ``str(exc)`` as ``last_error``); raising
-``echomq.Unrecoverable`` sends the job straight to dead."""
+``echomq.UnrecoverableError`` sends the job straight to dead."""
 
 
 def _is_async(handler: object) -> bool:
@@ -60,7 +65,12 @@ class Worker:
     per job, heartbeats leases, settles, and runs the promote/reap pumps.
 
     Omitted options take the core's defaults (``echomq.defaults()``); the
-    core refuses an out-of-range option with ``InvalidArgumentError``."""
+    core refuses an out-of-range option with ``InvalidArgumentError``.
+    ``*_ms`` options take an ``int`` of milliseconds or a ``timedelta``.
+
+    A context manager: ``with Worker(...) as worker: worker.run()`` and
+    ``async with Worker(...) as worker: await worker.run_async()``; leaving
+    the block stops the worker (the async form also waits for its drain)."""
 
     def __init__(
         self,
@@ -69,20 +79,20 @@ class Worker:
         handler: Handler,
         *,
         concurrency: Optional[int] = None,
-        lease_ms: Optional[int] = None,
+        lease_ms: Optional[Duration] = None,
         max_attempts: Optional[int] = None,
         backoff: Optional[Literal["exponential", "fixed", "jitter"]] = None,
-        backoff_base_ms: Optional[int] = None,
-        backoff_cap_ms: Optional[int] = None,
-        pump_interval_ms: Optional[int] = None,
-        idle_max_ms: Optional[int] = None,
-        shutdown_grace_ms: Optional[int] = None,
+        backoff_base_ms: Optional[Duration] = None,
+        backoff_cap_ms: Optional[Duration] = None,
+        pump_interval_ms: Optional[Duration] = None,
+        idle_max_ms: Optional[Duration] = None,
+        shutdown_grace_ms: Optional[Duration] = None,
         prefetch: Optional[int] = None,
         handler_batch: Optional[int] = None,
-        dead_max_age_ms: Optional[int] = None,
+        dead_max_age_ms: Optional[Duration] = None,
         dead_max_len: Optional[int] = None,
         max_stalls: Optional[int] = None,
-        keep_result_ms: Optional[int] = None,
+        keep_result_ms: Optional[Duration] = None,
         handle_signals: bool = True,
         events: Optional[object] = None,
     ) -> None:
@@ -117,6 +127,7 @@ class Worker:
         )
         self._listeners = listeners
         self._events_loop: Optional[asyncio.AbstractEventLoop] = None
+        self._running: "Optional[asyncio.Future[None]]" = None
         if listeners:
             # A weak reference: the event thread must not keep this worker alive.
             dispatch = weakref.WeakMethod(self._dispatch)
@@ -130,6 +141,34 @@ class Worker:
 
     def __repr__(self) -> str:
         return f"<echomq.Worker queue={self.queue!r} {self.stats()!r}>"
+
+    def __enter__(self) -> "Worker":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        # A run() in this thread has returned by now; one in another thread
+        # drains after this (stop() never blocks).
+        self.stop()
+
+    async def __aenter__(self) -> "Worker":
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.stop()
+        running = self._running
+        if running is not None and not running.done():
+            # A run_async() still going (as a task): wait for its drain.
+            await asyncio.shield(running)
 
     @property
     def queue(self) -> str:
@@ -196,8 +235,9 @@ class Worker:
         if self._async:
             self._loop = asyncio.get_running_loop()
         self._events_loop = asyncio.get_running_loop()
+        self._running = self._native.run_async()
         try:
-            await self._native.run_async()
+            await self._running
         except asyncio.CancelledError:
             self.stop()
             raise

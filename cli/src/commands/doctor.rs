@@ -1,12 +1,15 @@
 //! `emq doctor`: one PASS/WARN/FAIL line per check of a deployment, exit
 //! 0 (all pass), 1 (a warning) or 2 (a failure). The facts come from the
 //! core's read-only probe (no fence, so a fenced-off deployment can still be
-//! examined) and, when the fence matches, from the queues' own verbs.
+//! examined), judged by the core's `health::server_checks` (the same checks
+//! the dashboard's health panel shows), and, when the fence matches, from
+//! the queues' own verbs (the lease and dead-set checks below).
 
 use std::time::Duration;
 
 use clap::Args;
-use echomq::probe::{probe, ServerProbe};
+use echomq::health::{self, server_checks, Check, Status};
+use echomq::probe::probe;
 use echomq::{BrowseSet, ConnectOptions, TimeRange};
 use serde_json::json;
 
@@ -21,170 +24,18 @@ pub struct DoctorArgs {
     pub sample: Duration,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Status {
-    Pass,
-    Warn,
-    Fail,
-}
-
-impl Status {
-    fn word(self) -> &'static str {
-        match self {
-            Status::Pass => "PASS",
-            Status::Warn => "WARN",
-            Status::Fail => "FAIL",
-        }
-    }
-}
-
-struct Check {
-    name: &'static str,
-    status: Status,
-    detail: String,
-}
-
-fn check(name: &'static str, status: Status, detail: impl Into<String>) -> Check {
-    Check {
-        name,
-        status,
-        detail: detail.into(),
-    }
-}
-
 /// How far past its lease deadline an active job must be before the doctor
 /// says no one reaps it (a worker's pump runs every second by default).
 const REAP_GRACE_MS: u64 = 10_000;
-/// A round trip slower than this is worth a warning.
-const SLOW_ROUND_TRIP: Duration = Duration::from_millis(50);
-/// A clock offset larger than this skews ages, `--since` and retention.
-const CLOCK_SKEW_MS: i64 = 1_000;
-
-fn server_checks(p: &ServerProbe) -> Vec<Check> {
-    let mut checks = Vec::new();
-    let name = if p.server == "valkey" {
-        "Valkey"
-    } else {
-        "Redis"
-    };
-    checks.push(check(
-        "server",
-        Status::Pass,
-        format!("{name} {}", p.server_version),
-    ));
-    let ours = echomq::PROTOCOL_VERSION;
-    checks.push(match &p.version_record {
-        None => check(
-            "fence",
-            Status::Pass,
-            format!("{{emq}}:version not set yet; the first client records {ours}"),
-        ),
-        Some(v) if v == ours => check("fence", Status::Pass, format!("{{emq}}:version is {v}")),
-        Some(v) => check(
-            "fence",
-            Status::Fail,
-            format!(
-                "{{emq}}:version is {v:?} but this emq speaks {ours:?}: every runtime must speak the \
-                 deployment's version — install clients that speak {v}, or, if {v} is older, move \
-                 the deployment forward with `emq upgrade` once every runtime is upgraded"
-            ),
-        ),
-    });
-    checks.push(if p.bundle_mismatches.is_empty() {
-        check(
-            "bundle",
-            Status::Pass,
-            "{emq}:bundle matches this build's scripts",
-        )
-    } else {
-        let fields: Vec<&str> = p.bundle_mismatches.iter().map(|m| m.field.as_str()).collect();
-        check(
-            "bundle",
-            Status::Warn,
-            format!(
-                "another runtime recorded different script bytes for {}: run one EchoMQ release everywhere",
-                fields.join(", ")
-            ),
-        )
-    });
-    checks.push(match p.maxmemory_policy.as_deref() {
-        Some("noeviction") => check("maxmemory-policy", Status::Pass, "noeviction"),
-        Some(other) => check(
-            "maxmemory-policy",
-            Status::Fail,
-            format!("{other} can silently evict jobs: set maxmemory-policy noeviction"),
-        ),
-        None => check(
-            "maxmemory-policy",
-            Status::Warn,
-            "not reported by the server",
-        ),
-    });
-    checks.push(match (p.aof_enabled, p.rdb_enabled) {
-        (true, _) => check("persistence", Status::Pass, "AOF on"),
-        (false, Some(true)) => check(
-            "persistence",
-            Status::Pass,
-            "RDB snapshots (jobs since the last snapshot are lost on a crash; AOF loses less)",
-        ),
-        (false, Some(false)) => check(
-            "persistence",
-            Status::Warn,
-            "no AOF and no RDB: a restart loses every job",
-        ),
-        (false, None) => check(
-            "persistence",
-            Status::Warn,
-            "no AOF, and RDB unknown (CONFIG refused)",
-        ),
-    });
-    checks.push(check(
-        "cluster",
-        Status::Pass,
-        if p.cluster_enabled {
-            "cluster mode enabled"
-        } else {
-            "standalone (cluster mode off)"
-        },
-    ));
-    let rtt_ms = p.round_trip.as_secs_f64() * 1000.0;
-    checks.push(check(
-        "latency",
-        if p.round_trip > SLOW_ROUND_TRIP {
-            Status::Warn
-        } else {
-            Status::Pass
-        },
-        format!("round trip {rtt_ms:.2} ms"),
-    ));
-    checks.push(check(
-        "clock",
-        if p.clock_offset_ms.abs() > CLOCK_SKEW_MS {
-            Status::Warn
-        } else {
-            Status::Pass
-        },
-        format!(
-            "server clock is {} ms {} this host's",
-            p.clock_offset_ms.abs(),
-            if p.clock_offset_ms >= 0 {
-                "ahead of"
-            } else {
-                "behind"
-            }
-        ),
-    ));
-    checks
-}
 
 async fn queue_checks(ctx: &Ctx, sample: Duration) -> Result<Vec<Check>, Fail> {
     let client = ctx.connect().await?;
     let queues = client.queues().await?;
     if queues.is_empty() {
-        return Ok(vec![check("queues", Status::Pass, "no queues yet")]);
+        return Ok(vec![Check::new("queues", Status::Pass, "no queues yet")]);
     }
     let now = client.server_now_ms().await?;
-    let mut checks = vec![check(
+    let mut checks = vec![Check::new(
         "queues",
         Status::Pass,
         format!("{} queue(s)", queues.len()),
@@ -205,9 +56,9 @@ async fn queue_checks(ctx: &Ctx, sample: Duration) -> Result<Vec<Check>, Fail> {
         dead_before.push(client.counts(q).await?.dead);
     }
     checks.push(if stuck.is_empty() {
-        check("leases", Status::Pass, "no job is active past its lease")
+        Check::new("leases", Status::Pass, "no job is active past its lease")
     } else {
-        check(
+        Check::new(
             "leases",
             Status::Warn,
             format!(
@@ -226,13 +77,13 @@ async fn queue_checks(ctx: &Ctx, sample: Duration) -> Result<Vec<Check>, Fail> {
         }
     }
     checks.push(if growing.is_empty() {
-        check(
+        Check::new(
             "dead sets",
             Status::Pass,
             format!("no dead set grew in {}", humantime::format_duration(sample)),
         )
     } else {
-        check(
+        Check::new(
             "dead sets",
             Status::Warn,
             format!(
@@ -249,17 +100,14 @@ pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> Result<i32, Fail> {
     let options = ConnectOptions::default();
     let facts = probe(&ctx.url, &options).await?;
     let mut checks = server_checks(&facts);
-    let fenced_off = checks
-        .iter()
-        .any(|c| c.name == "fence" && c.status == Status::Fail);
+    let fenced_off = health::url_mismatch(&facts)
+        || checks
+            .iter()
+            .any(|c| c.name == "fence" && c.status == Status::Fail);
     if !fenced_off {
         checks.extend(queue_checks(ctx, a.sample).await?);
     }
-    let worst = checks
-        .iter()
-        .map(|c| c.status)
-        .max()
-        .unwrap_or(Status::Pass);
+    let worst = health::worst(&checks);
     if ctx.json {
         let list: Vec<_> = checks
             .iter()
@@ -267,6 +115,7 @@ pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> Result<i32, Fail> {
             .collect();
         out::json(&json!({
             "server": facts.server, "server_version": facts.server_version,
+            "cluster": facts.cluster_enabled,
             "status": worst.word(), "checks": list,
         }));
     } else {

@@ -1,7 +1,7 @@
 //! `emq pump`: the worker's pumps for deployments whose workers run none —
 //! promote due scheduled jobs, reap lapsed leases (with the stall cap, as the
-//! worker's reap does), apply dead-set retention — on an interval, until
-//! SIGTERM or Ctrl-C.
+//! worker's reap does), fire due repeatable jobs, apply dead-set retention —
+//! on an interval, until SIGTERM or Ctrl-C.
 
 use std::cell::Cell;
 use std::time::Duration;
@@ -44,6 +44,8 @@ struct Moved {
     reaped: u64,
     /// Of `reaped`, the jobs the stall cap dead-lettered.
     stall_dead: u64,
+    /// Jobs the due repeatable jobs enqueued (wire 2.1.0).
+    repeats: u64,
     trimmed: u64,
 }
 
@@ -84,11 +86,18 @@ async fn round(
     } else {
         drain_pump(|| client.reap(queue, PUMP_LIMIT)).await?
     };
+    // Repeats are 2.1.0 registrations: a 2.0.0 client has none to fire.
+    let repeats = if client.wire_version() >= WireVersion::V2_1_0 {
+        drain_pump(|| client.fire_repeats(queue, PUMP_LIMIT)).await?
+    } else {
+        0
+    };
     let trimmed = client.trim_dead(queue, retention, Some(PUMP_LIMIT)).await?;
     Ok(Moved {
         promoted,
         reaped,
         stall_dead: stall_dead.get(),
+        repeats,
         trimmed,
     })
 }
@@ -152,8 +161,8 @@ pub async fn pump(ctx: &Ctx, a: PumpArgs) -> Result<i32, Fail> {
                         n => format!(" ({n} at the stall cap went dead)"),
                     };
                     eprintln!(
-                        "{q}: promoted {}, reaped {}{stalled}, dead trimmed {}",
-                        m.promoted, m.reaped, m.trimmed
+                        "{q}: promoted {}, reaped {}{stalled}, dead trimmed {}, repeats fired {}",
+                        m.promoted, m.reaped, m.trimmed, m.repeats
                     );
                 }
                 Err(e) => eprintln!("emq pump: {q}: {}", e.message()),

@@ -16,10 +16,17 @@ use crate::id::BrandedId;
 #[non_exhaustive]
 pub enum WorkerEvent {
     /// A handler started on a job.
-    Active { id: BrandedId, token: u64 },
+    Active {
+        /// The job's id.
+        id: BrandedId,
+        /// The lease token of the attempt.
+        token: u64,
+    },
     /// The job's handler succeeded and its completion was accepted.
     Completed {
+        /// The job's id.
         id: BrandedId,
+        /// The lease token of the attempt.
         token: u64,
         /// How long the handler call ran (for a batch handler, the batch's call).
         duration: Duration,
@@ -27,27 +34,48 @@ pub enum WorkerEvent {
     /// The handler failed and the failure was recorded: scheduled again after
     /// `retry_in_ms`, or (`None`) dead-lettered (a `Dead` event follows).
     Failed {
+        /// The job's id.
         id: BrandedId,
+        /// The lease token of the attempt.
         token: u64,
+        /// The handler's error message.
         error: String,
+        /// Delay before the next attempt; `None` when dead-lettered.
         retry_in_ms: Option<u64>,
+        /// How long the handler call ran.
         duration: Duration,
     },
     /// The job went to the dead set (after its last attempt, or a fatal error).
     Dead {
+        /// The job's id.
         id: BrandedId,
+        /// The lease token of the attempt.
         token: u64,
+        /// The last error, stored as the job's `last_error`.
         error: String,
     },
     /// The worker no longer holds the job: its lease lapsed and the job was
     /// taken back (a settlement with this token was refused, or a heartbeat
     /// found it gone).
-    LeaseLost { id: BrandedId, token: u64 },
+    LeaseLost {
+        /// The job's id.
+        id: BrandedId,
+        /// The lease token of the attempt.
+        token: u64,
+    },
     /// The reap pump returned `count` jobs whose leases lapsed to pending.
-    Stalled { count: u64 },
+    Stalled {
+        /// Jobs returned to pending.
+        count: u64,
+    },
     /// A non-fatal failure of the worker's own calls (claim, heartbeat,
     /// settle, a pump); the worker keeps running. Also logged.
-    Error { kind: ErrorKind, message: String },
+    Error {
+        /// What failed, as a matchable kind.
+        kind: ErrorKind,
+        /// The error's message.
+        message: String,
+    },
     /// A claim found the queue empty after this worker had processed jobs.
     Drained,
     /// The worker stopped and drained; the last event of a run.

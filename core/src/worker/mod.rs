@@ -38,6 +38,7 @@ pub enum Backoff {
 }
 
 impl Backoff {
+    /// Parse a policy name (`fixed`, `exponential`, `full_jitter`); anything else is an invalid-argument error.
     pub fn parse(text: &str) -> Result<Backoff> {
         match text {
             "fixed" => Ok(Backoff::Fixed),
@@ -59,6 +60,7 @@ pub struct WorkerOptions {
     pub lease_ms: u64,
     /// Attempts before a job is dead-lettered. Default 5.
     pub max_attempts: u64,
+    /// How retry delays grow. Default exponential.
     pub backoff: Backoff,
     /// Default 1 000.
     pub backoff_base_ms: u64,
@@ -200,7 +202,9 @@ fn jitter(max: u64) -> u64 {
 /// A handler's failure. `fatal` skips the remaining attempts (straight to dead).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandlerError {
+    /// Why the handler failed; stored as the job's `last_error`.
     pub message: String,
+    /// `true` to dead-letter at once, skipping remaining attempts.
     pub fatal: bool,
 }
 
@@ -231,11 +235,17 @@ impl<E: std::fmt::Display> From<E> for HandlerError {
 /// Counters a caller can read at any time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WorkerStats {
+    /// Jobs claimed.
     pub claimed: u64,
+    /// Jobs completed.
     pub completed: u64,
+    /// Jobs failed and scheduled for another attempt.
     pub retried: u64,
+    /// Jobs dead-lettered.
     pub dead: u64,
+    /// Jobs whose lease was lost before they settled.
     pub lease_lost: u64,
+    /// Jobs claimed and not yet settled, now.
     pub in_flight: u64,
     /// Claims that failed (connection lost, timeout); the loop retries them.
     pub claim_failures: u64,
@@ -452,6 +462,7 @@ impl Worker {
         })
     }
 
+    /// The queue it works.
     pub fn queue(&self) -> &str {
         &self.shared.queue
     }
@@ -476,10 +487,12 @@ impl Worker {
             .map_err(|_| Error::invalid_argument("this worker already has an event listener"))
     }
 
+    /// The options it runs with.
     pub fn options(&self) -> &WorkerOptions {
         &self.shared.options
     }
 
+    /// A snapshot of its counters.
     pub fn stats(&self) -> WorkerStats {
         Self::stats_of(&self.shared)
     }
@@ -508,6 +521,7 @@ impl Worker {
         self.shared.stop_signal.notify_one();
     }
 
+    /// `true` once `stop()` was called.
     pub fn is_stopping(&self) -> bool {
         self.shared.stopping.load(Ordering::SeqCst)
     }
@@ -595,10 +609,12 @@ pub struct WorkerHandle {
 }
 
 impl WorkerHandle {
+    /// The worker this handle runs.
     pub fn worker(&self) -> &Worker {
         &self.worker
     }
 
+    /// Ask the worker to stop (see [`Worker::stop`]).
     pub fn stop(&self) {
         self.worker.stop();
     }

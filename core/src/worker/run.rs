@@ -534,7 +534,8 @@ async fn heartbeat(shared: Arc<WorkerShared>, held: Held) {
     }
 }
 
-/// Promote due scheduled jobs and reap lapsed leases, forever.
+/// Promote due scheduled jobs, reap lapsed leases and fire due repeatable
+/// jobs, forever.
 async fn pumps(shared: Arc<WorkerShared>) {
     let mut tick = tokio::time::interval(Duration::from_millis(shared.options.pump_interval_ms));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -560,6 +561,11 @@ async fn pumps(shared: Arc<WorkerShared>) {
                     }
                 }
             }
+        }
+        // Repeatable jobs (wire 2.1.0): one job per due slot, however many pumps race.
+        if let Err(e) = crate::repeat::pump(&shared.client, &shared.queue, PUMP_LIMIT).await {
+            log::warn!("echomq worker: repeats on {} failed: {e}", shared.queue);
+            shared.emit_error(&e);
         }
         let retention = DeadBound {
             older_than_ms: shared.options.dead_max_age_ms,

@@ -41,11 +41,12 @@ def free_port() -> int:
 
 
 class Redis:
-    def __init__(self) -> None:
+    def __init__(self, *extra: str) -> None:
+        """A fresh redis-server; `extra` are more server flags (e.g. an eviction policy)."""
         self.port = free_port()
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--requirepass", REDIS_PASSWORD],
+             "--appendonly", "no", "--requirepass", REDIS_PASSWORD, *extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -85,9 +86,9 @@ def client(redis_server: Redis) -> Iterator[echomq.Client]:
 
 
 class Dashboard:
-    def __init__(self, url: str, extra: List[str], queues: List[str]) -> None:
+    def __init__(self, url: str, extra: List[str], queues: List[str], refresh_ms: int = 500) -> None:
         self.proc = subprocess.Popen(
-            [*DASHBOARD_COMMAND, "--url", url, "--listen", "127.0.0.1:0", "--refresh-ms", "500",
+            [*DASHBOARD_COMMAND, "--url", url, "--listen", "127.0.0.1:0", "--refresh-ms", str(refresh_ms),
              *extra, *queues],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
@@ -113,8 +114,9 @@ StartDashboard = Callable[..., Dashboard]
 def start_dashboard(redis_server: Redis) -> Iterator[StartDashboard]:
     started: List[Dashboard] = []
 
-    def start(*queues: str, extra: Optional[List[str]] = None) -> Dashboard:
-        d = Dashboard(redis_server.url, extra or [], list(queues))
+    def start(*queues: str, extra: Optional[List[str]] = None, refresh_ms: int = 500,
+              url: Optional[str] = None) -> Dashboard:
+        d = Dashboard(url or redis_server.url, extra or [], list(queues), refresh_ms)
         started.append(d)
         return d
 

@@ -46,8 +46,12 @@ def handler(rate_fail: float):
 
 def shoot(driver, path: Path) -> None:
     """Save the page at its content's height (no empty band below)."""
-    height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(1400, max(640, min(int(height) + 40, 1400)))
+    # The content's bottom, not scrollHeight (which is never below the viewport's).
+    height = driver.execute_script(
+        "return Math.ceil(document.querySelector('main').getBoundingClientRect().bottom + window.scrollY)")
+    # The window's own frame takes part of its height: add it back.
+    frame = driver.execute_script("return window.outerHeight - window.innerHeight")
+    driver.set_window_size(1400, max(480, min(int(height) + int(frame), 1600)))
     time.sleep(0.3)
     driver.save_screenshot(str(path))
     driver.set_window_size(1400, 1000)

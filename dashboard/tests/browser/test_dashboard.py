@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from typing import Dict, Optional, Tuple
@@ -55,6 +56,32 @@ def dead_job(client: echomq.Client, queue: str, payload: bytes, error: str) -> s
     return job.id
 
 
+BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+ID_EPOCH_MS = 1_704_067_200_000  # docs/PROTOCOL.md: the id's time offset
+
+
+def id_minted_ago(ago_ms: int) -> str:
+    """A JOB id minted `ago_ms` before now (node and sequence bits zero), so a
+    test can place dead jobs at known ages."""
+    value = (int(time.time() * 1000) - ago_ms - ID_EPOCH_MS) << 22
+    body = ""
+    for _ in range(11):
+        value, digit = divmod(value, 62)
+        body = BASE62[digit] + body
+    job_id = "JOB" + body
+    assert abs(echomq.parse_id(job_id).minted_at_ms - (time.time() * 1000 - ago_ms)) < 5_000
+    return job_id
+
+
+def dead_job_with_id(client: echomq.Client, queue: str, job_id: str, error: str) -> str:
+    """`dead_job` under a given id (the queue must hold no other pending job)."""
+    client.enqueue_with_id(queue, job_id, b"old")
+    job = client.claim(queue, lease_ms=30_000)
+    assert job is not None and job.id == job_id
+    assert client.retry(queue, job.id, job.token, delay_ms=0, max_attempts=1, error=error) == "dead"
+    return job_id
+
+
 def http(method: str, url: str, headers: Optional[Dict[str, str]] = None) -> Tuple[int, str]:
     req = urllib.request.Request(url, method=method, headers=headers or {}, data=b"" if method == "POST" else None)
     try:
@@ -93,6 +120,10 @@ def test_overview_shows_the_right_counts(client: echomq.Client, start_dashboard:
     # The Redis password never reaches the page, its source or the API.
     assert REDIS_PASSWORD not in page.page_source
     assert text_of(page, "#server") == f"redis://:***@127.0.0.1:{redis_server.port}/"
+    # The health panel: the doctor's checks of this deployment.
+    for check in ("fence", "bundle", "maxmemory-policy"):
+        assert text_of(page, f'#health [data-check="{check}"] [data-status]') == "PASS", check
+    assert text_of(page, '#health [data-check="persistence"] [data-status]') == "WARN"  # --save "" --appendonly no
     status, body = http("GET", d.base + "/api/overview")
     assert status == 200 and REDIS_PASSWORD not in body
 
@@ -109,6 +140,51 @@ def test_job_page_shows_payload_and_last_error(client: echomq.Client, start_dash
     assert '\n  "invoice": 4711' in shown  # pretty-printed
     assert text_of(page, "#last-error") == "PaymentError: card declined (code 51)"
     assert text_of(page, "#job-state") == "dead"
+
+
+def test_job_page_shows_progress_logs_and_the_kept_result_live(
+        client: echomq.Client, start_dashboard: StartDashboard, page: WebDriver) -> None:
+    q = "jp-progress"
+    job_id = client.enqueue(q, "resize").id
+    held = client.claim(q, lease_ms=60_000)
+    assert held is not None and held.id == job_id
+    held.log("fetched <b>original</b>")
+    d = start_dashboard(q)
+    page.get(f"{d.base}/#/queue/{q}/job/{job_id}")
+    assert text_of(page, "#job-state") == "active"
+    assert text_of(page, "#job-logs") == "fetched <b>original</b>"  # text, not markup
+    assert not page.find_elements(By.CSS_SELECTOR, "#job-logs b")
+    assert not page.find_elements(By.CSS_SELECTOR, "#progress")
+
+    # The holder reports progress and logs again: the open page follows
+    # without a reload (the progress event, or the periodic refresh).
+    page.execute_script("window.__noReload = 'still here'")
+    held.update_progress(40)
+    held.log("resized 1 of 3")
+    waiter(page).until(lambda p: p.find_elements(By.CSS_SELECTOR, '#progress[data-value="40"]'))
+    waiter(page).until(lambda p: "resized 1 of 3" in p.find_element(By.CSS_SELECTOR, "#job-logs").text)
+    assert text_of(page, "#progress") == "40 %"
+    held.update_progress({"done": 2, "of": 3})
+    waiter(page).until(lambda p: '"done": 2' in p.find_element(By.CSS_SELECTOR, "#progress").text)
+
+    # Completed with keep_result_ms: the row is gone, the result and log stay.
+    worker_job = client.enqueue(q, "thumb").id
+    client.complete(q, job_id, held.token)
+    worker = echomq.Worker(client, q, lambda job: {"width": 640}, keep_result_ms=60_000,
+                           handle_signals=False)
+    runner = threading.Thread(target=worker.run)
+    runner.start()
+    try:
+        assert json.loads(client.wait_for_result(q, worker_job, 20_000)) == {"width": 640}
+    finally:
+        worker.stop()
+        runner.join(WAIT)
+    page.get(f"{d.base}/#/queue/{q}/job/{worker_job}")
+    assert text_of(page, "#job-state") == "completed"
+    assert json.loads(text_of(page, "#result")) == {"width": 640}
+    assert not page.find_elements(By.CSS_SELECTOR, '[data-action="remove"]')
+    status, body = http("GET", f"{d.base}/api/queues/{q}/jobs/{worker_job}")
+    assert status == 200 and json.loads(body)["result"]["kind"] == "json"
 
 
 def test_requeue_a_dead_job_from_the_page_moves_it_to_pending_on_the_wire(
@@ -224,11 +300,14 @@ def test_read_only_shows_no_action_and_refuses_posts(
 
     same_site = {"X-EMQ-Dashboard": "1"}
     for path in (f"/api/queues/{q}/pause", f"/api/queues/{q}/jobs/{dead_id}/requeue",
-                 f"/api/queues/{q}/jobs/{pending_id}/remove", f"/api/queues/{q}/dead/requeue"):
+                 f"/api/queues/{q}/jobs/{pending_id}/remove", f"/api/queues/{q}/dead/requeue",
+                 f"/api/queues/{q}/dead/purge", f"/api/queues/{q}/dead/purge?older_than=0s",
+                 f"/api/queues/{q}/drain", f"/api/queues/{q}/drain?include_scheduled=true"):
         status, body = http("POST", d.base + path, same_site)
         assert status == 403 and "read_only" in body, path
     assert redis_server.cli("ZSCORE", f"emq:{{{q}}}:dead", dead_id) == "0"
     assert redis_server.cli("HGET", f"emq:{{{q}}}:job:{pending_id}", "state") == "pending"
+    assert redis_server.cli("ZSCORE", f"emq:{{{q}}}:pending", pending_id) == "0"
     assert client.is_paused(q) is False
 
 
@@ -275,7 +354,9 @@ def test_pause_resume_remove_and_requeue_all_from_the_page(
     click(page, f'#queues tr[data-queue="{q}"] button[data-action="pause"]')
     confirm(page)
     waiter(page).until(lambda p: redis_server.cli("HEXISTS", meta, "paused") == "1")
-    assert text_of(page, f'#queues tr[data-queue="{q}"] [data-paused]') == "paused"
+    # The page shows it with the next snapshot (a sample already under way
+    # when the pause landed may still say running).
+    waiter(page).until(lambda p: text_of(p, f'#queues tr[data-queue="{q}"] [data-paused]') == "paused")
     click(page, f'#queues tr[data-queue="{q}"] button[data-action="resume"]')
     confirm(page)
     waiter(page).until(lambda p: redis_server.cli("HEXISTS", meta, "paused") == "0")
@@ -333,3 +414,146 @@ def test_sigterm_ends_open_event_streams_and_exits(start_dashboard: StartDashboa
     d.proc.terminate()
     assert d.proc.wait(timeout=5) == 0
     stream.close()
+
+
+def test_queue_events_update_the_page_before_any_refresh(
+        client: echomq.Client, start_dashboard: StartDashboard, page: WebDriver) -> None:
+    """With a ten-minute refresh, only the emq:{q}:events path can move the page."""
+    q = "events-only"
+    job_id = client.enqueue(q, "work").id
+    d = start_dashboard(q, refresh_ms=600_000)
+    page.get(f"{d.base}/#/queue/{q}")
+    wait_for(page, f'tr[data-job-id="{job_id}"]')
+    assert text_of(page, 'button[data-state="pending"] .tab-count') == "1"
+    page.execute_script("window.__noReload = 'still here'")
+    before = json.loads(http("GET", d.base + "/api/overview")[1])
+    assert before["live_events"] is True
+
+    done = threading.Event()
+    worker = echomq.Worker(client, q, lambda job: done.set(), concurrency=1, handle_signals=False)
+    runner = threading.Thread(target=worker.run)
+    runner.start()
+    try:
+        assert done.wait(WAIT)
+        WebDriverWait(page, WAIT).until(
+            lambda p: not p.find_elements(By.CSS_SELECTOR, f'tr[data-job-id="{job_id}"]'))
+        waiter(page).until(lambda p: text_of(p, 'button[data-state="pending"] .tab-count') == "0")
+    finally:
+        worker.stop()
+        runner.join(WAIT)
+    assert page.execute_script("return window.__noReload") == "still here"
+    # The row left with the `active` event's sample (which may already read
+    # the job completed); the `completed` event's own sample follows within
+    # one event gap (200 ms), still without any refresh.
+    def completed_shown(_: WebDriver) -> Optional[dict]:
+        o = json.loads(http("GET", d.base + "/api/overview")[1])
+        q = o["queues"][0]
+        return o if q["completed"] == 1 and q["events"] >= before["queues"][0]["events"] + 2 else None
+    after = waiter(page).until(completed_shown)  # events: active, completed
+    shown = after["queues"][0]
+    assert (shown["pending"], shown["active"], shown["completed"]) == (0, 0, 1)
+    # No periodic sample has run since the start (refresh is ten minutes):
+    # the last queue reading came from an event (or a health reading that
+    # kept it).
+    assert after["trigger"] in ("event", "health")
+
+
+def test_purge_dead_jobs_older_than_an_age_from_the_page(
+        client: echomq.Client, start_dashboard: StartDashboard, page: WebDriver, redis_server: Redis) -> None:
+    q = "purge"
+    old = [dead_job_with_id(client, q, id_minted_ago(h * 3_600_000), "stale") for h in (3, 2)]
+    fresh = dead_job(client, q, b"fresh", "recent")
+    dead_key = f"emq:{{{q}}}:dead"
+    assert redis_server.cli("ZCARD", dead_key) == "3"
+    d = start_dashboard(q)
+    page.get(f"{d.base}/#/queue/{q}")
+    click(page, 'button[data-state="dead"]')
+    wait_for(page, f'tr[data-job-id="{fresh}"]')
+
+    # A cancelled purge changes nothing; an age that is not one is refused.
+    click(page, 'button[data-action="purge-dead"]')
+    click(page, "#confirm-cancel")
+    assert redis_server.cli("ZCARD", dead_key) == "3"
+    click(page, 'button[data-action="purge-dead"]')
+    age = wait_for(page, "#confirm:not([hidden]) #purge-older-than")
+    age.clear()
+    age.send_keys("soon")
+    confirm(page)
+    waiter(page).until(lambda p: "failed" in p.find_element(By.ID, "toast").text)
+    assert "older_than" in page.find_element(By.ID, "toast").text
+    assert redis_server.cli("ZCARD", dead_key) == "3"
+
+    click(page, 'button[data-action="purge-dead"]')
+    age = wait_for(page, "#confirm:not([hidden]) #purge-older-than")
+    assert age.get_attribute("value") == "7d"  # the default asks for an age
+    age.clear()
+    age.send_keys("1h")
+    confirm(page)
+    waiter(page).until(lambda p: "Deleted 2 dead job(s) of purge older than 1h" in p.find_element(By.ID, "toast").text)
+    assert redis_server.cli("ZRANGE", dead_key, "0", "-1") == fresh
+    for job_id in old:
+        assert redis_server.cli("EXISTS", f"emq:{{{q}}}:job:{job_id}") == "0"
+    assert redis_server.cli("HGET", f"emq:{{{q}}}:job:{fresh}", "state") == "dead"
+    waiter(page).until(lambda p: text_of(p, "#range") == "1–1 of 1")
+
+    # An empty age purges every dead job; the API answers what it did.
+    status, body = http("POST", f"{d.base}/api/queues/{q}/dead/purge?older_than=", {"X-EMQ-Dashboard": "1"})
+    assert status == 200 and json.loads(body) == {"queue": q, "deleted": 1, "older_than_ms": None}
+    assert redis_server.cli("ZCARD", dead_key) == "0"
+    assert redis_server.cli("EXISTS", f"emq:{{{q}}}:job:{fresh}") == "0"
+    status, body = http("POST", f"{d.base}/api/queues/{q}/dead/purge?older_than=soon", {"X-EMQ-Dashboard": "1"})
+    assert status == 400 and "EMQ_INVALID_ARGUMENT" in body
+
+
+def test_drain_from_the_page_keeps_active_jobs_and_scheduled_unless_asked(
+        client: echomq.Client, start_dashboard: StartDashboard, page: WebDriver, redis_server: Redis) -> None:
+    q = "drain"
+    active = client.enqueue(q, "running").id
+    job = client.claim(q, lease_ms=600_000)
+    assert job is not None and job.id == active
+    pending = [client.enqueue(q, f"waiting {i}").id for i in range(3)]
+    scheduled = [client.enqueue_in(q, "later", delay_ms=3_600_000).id for _ in range(2)]
+    keys = {name: f"emq:{{{q}}}:{name}" for name in ("pending", "schedule", "active")}
+    d = start_dashboard(q)
+    page.get(f"{d.base}/#/queue/{q}")
+    wait_for(page, f'tr[data-job-id="{pending[0]}"]')
+
+    click(page, 'button[data-action="drain"]')
+    box = wait_for(page, "#confirm:not([hidden]) #drain-scheduled")
+    assert not box.is_selected()
+    assert "3 pending" in text_of(page, "#confirm-body") and "1 active" in text_of(page, "#confirm-body")
+    confirm(page)
+    waiter(page).until(lambda p: "Deleted 3 waiting job(s) of drain (pending)" in p.find_element(By.ID, "toast").text)
+    assert redis_server.cli("ZCARD", keys["pending"]) == "0"
+    assert redis_server.cli("ZCARD", keys["schedule"]) == "2"
+    assert redis_server.cli("ZSCORE", keys["active"], active) != ""
+    for job_id in pending:
+        assert redis_server.cli("EXISTS", f"emq:{{{q}}}:job:{job_id}") == "0"
+    wait_for(page, "#empty")
+
+    click(page, 'button[data-action="drain"]')
+    click(page, "#confirm:not([hidden]) #drain-scheduled")
+    confirm(page)
+    waiter(page).until(lambda p: "Deleted 2 waiting job(s) of drain (pending and scheduled)" in p.find_element(By.ID, "toast").text)
+    assert redis_server.cli("ZCARD", keys["schedule"]) == "0"
+    for job_id in scheduled:
+        assert redis_server.cli("EXISTS", f"emq:{{{q}}}:job:{job_id}") == "0"
+    assert redis_server.cli("HGET", f"emq:{{{q}}}:job:{active}", "state") == "active"
+    assert client.counts(q).active == 1
+
+
+def test_the_health_panel_fails_an_evicting_server(start_dashboard: StartDashboard, page: WebDriver) -> None:
+    evicting = Redis("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru")
+    try:
+        with echomq.connect(evicting.url) as c:
+            c.enqueue("lru", "x")
+        d = start_dashboard("lru", url=evicting.url)
+        page.get(d.base + "/")
+        assert text_of(page, "#health-status") == "FAIL"
+        line = '#health [data-check="maxmemory-policy"]'
+        assert text_of(page, f"{line} [data-status]") == "FAIL"
+        assert "allkeys-lru can silently evict jobs" in text_of(page, f"{line} .check-detail")
+        assert text_of(page, '#health [data-check="fence"] [data-status]') == "PASS"
+        assert REDIS_PASSWORD not in page.page_source
+    finally:
+        evicting.stop()

@@ -31,8 +31,9 @@ _Static_assert(sizeof(emq_id) == 15, "emq_id");
 _Static_assert(sizeof(emq_enqueued) == 16 && offsetof(emq_enqueued, duplicate) == 15, "emq_enqueued");
 _Static_assert(sizeof(emq_bytes) == 16 && offsetof(emq_bytes, len) == 8, "emq_bytes");
 _Static_assert(sizeof(emq_job_ref) == 16 && offsetof(emq_job_ref, token) == 8, "emq_job_ref");
-_Static_assert(sizeof(emq_job) == 40 && offsetof(emq_job, token) == 16 &&
-                   offsetof(emq_job, payload) == 24 && offsetof(emq_job, payload_len) == 32,
+_Static_assert(sizeof(emq_job) == 48 && offsetof(emq_job, token) == 16 &&
+                   offsetof(emq_job, payload) == 24 && offsetof(emq_job, payload_len) == 32 &&
+                   offsetof(emq_job, attempts) == 40,
                "emq_job");
 _Static_assert(sizeof(emq_enqueue_result) == 32 && offsetof(emq_enqueue_result, id) == 4 &&
                    offsetof(emq_enqueue_result, duplicate) == 19 &&
@@ -51,11 +52,15 @@ _Static_assert(sizeof(emq_id_parts) == 24 && offsetof(emq_id_parts, node_id) == 
                    offsetof(emq_id_parts, snowflake) == 8,
                "emq_id_parts");
 _Static_assert(sizeof(emq_key_info) == 40 && offsetof(emq_key_info, member) == 32, "emq_key_info");
-_Static_assert(sizeof(emq_connect_options) == 56 && offsetof(emq_connect_options, strict_bundle) == 4 &&
-                   offsetof(emq_connect_options, client_name) == 8 &&
-                   offsetof(emq_connect_options, max_payload) == 32 &&
-                   offsetof(emq_connect_options, publish_events) == 40 &&
-                   offsetof(emq_connect_options, wire_version) == 48,
+_Static_assert(sizeof(emq_connect_options) == 80 && offsetof(emq_connect_options, size) == 0 &&
+                   offsetof(emq_connect_options, node_id) == 8 &&
+                   offsetof(emq_connect_options, strict_bundle) == 12 &&
+                   offsetof(emq_connect_options, client_name) == 16 &&
+                   offsetof(emq_connect_options, max_payload) == 40 &&
+                   offsetof(emq_connect_options, publish_events) == 48 &&
+                   offsetof(emq_connect_options, wire_version) == 56 &&
+                   offsetof(emq_connect_options, wait_replicas) == 64 &&
+                   offsetof(emq_connect_options, wait_timeout_ms) == 72,
                "emq_connect_options");
 _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, token) == 24 &&
                    offsetof(emq_worker_event, duration_ms) == 48 && offsetof(emq_worker_event, count) == 56,
@@ -63,16 +68,24 @@ _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, toke
 _Static_assert(sizeof(emq_queue_event) == 56 && offsetof(emq_queue_event, field_count) == 40 &&
                    offsetof(emq_queue_event, json) == 48,
                "emq_queue_event");
-_Static_assert(sizeof(emq_worker_options) == 112 && offsetof(emq_worker_options, backoff) == 4 &&
-                   offsetof(emq_worker_options, lease_ms) == 8 &&
-                   offsetof(emq_worker_options, shutdown_grace_ms) == 56 &&
-                   offsetof(emq_worker_options, prefetch) == 64 &&
-                   offsetof(emq_worker_options, handler_batch) == 72 &&
-                   offsetof(emq_worker_options, dead_max_age_ms) == 80 &&
-                   offsetof(emq_worker_options, dead_max_len) == 88 &&
-                   offsetof(emq_worker_options, max_stalls) == 96 &&
-                   offsetof(emq_worker_options, keep_result_ms) == 104,
+_Static_assert(sizeof(emq_worker_options) == 120 && offsetof(emq_worker_options, size) == 0 &&
+                   offsetof(emq_worker_options, concurrency) == 8 &&
+                   offsetof(emq_worker_options, backoff) == 12 &&
+                   offsetof(emq_worker_options, lease_ms) == 16 &&
+                   offsetof(emq_worker_options, shutdown_grace_ms) == 64 &&
+                   offsetof(emq_worker_options, prefetch) == 72 &&
+                   offsetof(emq_worker_options, handler_batch) == 80 &&
+                   offsetof(emq_worker_options, dead_max_age_ms) == 88 &&
+                   offsetof(emq_worker_options, dead_max_len) == 96 &&
+                   offsetof(emq_worker_options, max_stalls) == 104 &&
+                   offsetof(emq_worker_options, keep_result_ms) == 112,
                "emq_worker_options");
+/* The answer enums keep the int32_t ABI of the typedefs they replaced. */
+_Static_assert(sizeof(emq_job_state) == 4 && sizeof(emq_retry_outcome) == 4 &&
+                   sizeof(emq_key_class) == 4 && sizeof(emq_settled) == 4 &&
+                   sizeof(emq_worker_event_kind) == 4 && EMQ_STATE_DEAD == 3 &&
+                   EMQ_EVENT_CLOSED == 9 && EMQ_SETTLED_DEAD == 2,
+               "answer enums");
 _Static_assert(sizeof(emq_string_list) == 16 && offsetof(emq_string_list, len) == 8, "emq_string_list");
 _Static_assert(sizeof(emq_stats) == 80 && offsetof(emq_stats, in_flight) == 40 &&
                    offsetof(emq_stats, released) == 72,
@@ -867,6 +880,65 @@ static void test_sigkilled_worker_job_is_recovered(void) {
     emq_client_free(c);
 }
 
+/* Issue #17: option structs grow. A program built against an older, smaller
+ * struct passes its own sizeof; the library reads only those bytes and keeps
+ * its defaults for the rest. The bytes after the old struct are filled with
+ * 0xFF here: read as fields they would be an invalid idle_max_ms / a wild
+ * client_name pointer, so success proves they were not read. */
+struct old_worker_options { size_t size; uint32_t concurrency; int32_t backoff; uint64_t lease_ms; };
+struct old_connect_options { size_t size; int32_t node_id; bool strict_bundle; };
+
+static void test_growable_options(void) {
+    emq_error *err = NULL;
+    union { struct old_worker_options o; unsigned char raw[sizeof(emq_worker_options) + 16]; } w;
+    memset(w.raw, 0xFF, sizeof w.raw);
+    emq_worker_options_init((emq_worker_options *)&w.o, sizeof w.o);
+    CHECK(w.o.size == sizeof w.o && w.o.concurrency == 10 && w.o.lease_ms == 30000);
+    CHECK(w.raw[sizeof w.o] == 0xFF); /* init wrote only the caller's bytes */
+    w.o.concurrency = 2;
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_worker *worker = NULL;
+    CHECK(ok(emq_worker_new(c, "t.grow", (emq_worker_options *)&w.o, count_handler, NULL, &worker,
+                            &err),
+             err));
+    emq_worker_free(worker);
+    w.o.concurrency = 0; /* the fields the old struct has are read */
+    CHECK(emq_worker_new(c, "t.grow", (emq_worker_options *)&w.o, count_handler, NULL, &worker,
+                         NULL) == EMQ_ERR_INVALID_ARGUMENT);
+
+    union { struct old_connect_options o; unsigned char raw[sizeof(emq_connect_options) + 16]; } co;
+    memset(co.raw, 0xFF, sizeof co.raw);
+    emq_connect_options_init((emq_connect_options *)&co.o, sizeof co.o);
+    co.o.node_id = 7;
+    emq_client *old = NULL;
+    CHECK(ok(emq_connect(g_url, (emq_connect_options *)&co.o, &old, &err), err));
+    uint16_t node = 0;
+    CHECK(ok(emq_client_node_id(old, &node, &err), err) && node == 7);
+    emq_client_free(old);
+
+    /* A newer, larger struct: fields this library does not know must be zero. */
+    struct { emq_connect_options o; uint64_t future; } newer;
+    emq_connect_options_init(&newer.o, sizeof newer);
+    CHECK(newer.o.size == sizeof newer && newer.future == 0 && newer.o.node_id == -1);
+    emq_client *n = NULL;
+    CHECK(ok(emq_connect(g_url, &newer.o, &n, &err), err));
+    emq_client_free(n);
+    newer.future = 1;
+    CHECK(emq_connect(g_url, &newer.o, &n, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(err && strstr(err->message, "does not know") != NULL);
+    emq_error_free(err);
+    err = NULL;
+
+    /* A struct never initialised (size 0) is refused, not guessed at. */
+    emq_connect_options zero;
+    memset(&zero, 0, sizeof zero);
+    CHECK(emq_connect(g_url, &zero, &n, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(err && strstr(err->message, "emq_connect_options_init") != NULL);
+    emq_error_free(err);
+    emq_client_free(c);
+}
+
 /* ---- job features (issue #13): wire 2.0.0 / 2.1.0, stall cap, dedup ---- */
 
 static void test_wire_2_0_0_refuses_2_1_0_verbs(void) {
@@ -888,6 +960,11 @@ static void test_wire_2_0_0_refuses_2_1_0_verbs(void) {
     emq_error_free(err);
     err = NULL;
     CHECK(emq_enqueue_dedup(c, "t.wire", LIT("x"), "d", 0, NULL, NULL) == EMQ_ERR_UNSUPPORTED);
+    CHECK(emq_upsert_repeat(c, "t.wire", "r", LIT("x"), 1000, NULL, NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_UNSUPPORTED);
+    emq_repeat_list *repeats = NULL;
+    CHECK(emq_list_repeats(c, "t.wire", &repeats, NULL) == EMQ_ERR_UNSUPPORTED && repeats == NULL);
+    CHECK(emq_fire_repeats(c, "t.wire", 10, NULL, NULL) == EMQ_ERR_UNSUPPORTED);
+    CHECK(emq_remove_repeat(c, "t.wire", "r", NULL, NULL) == EMQ_ERR_UNSUPPORTED);
     redis(url4, line, sizeof line, "EXISTS 'emq:{t.wire}:pending'");
     CHECK(strcmp(line, "0") == 0);
     emq_client_free(c);
@@ -913,6 +990,80 @@ static void test_dedup_one_job_per_dedup_id(void) {
     CHECK(emq_enqueue_dedup(c, "t.dedup", LIT("x"), "a b", 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
     CHECK(emq_enqueue_dedup(c, "t.dedup", LIT("x"), NULL, 0, NULL, NULL) == EMQ_ERR_NULL_POINTER);
     emq_client_free(c);
+}
+
+/* ---- repeatable jobs (issue #13 §6): the scenario every binding runs ---- */
+
+struct repeat_pump {
+    emq_client *client;
+    uint64_t fired;
+    int failures;
+};
+
+/* One of two pumps racing on one repeat until it ends (bounded). */
+static void *pump_repeats(void *arg) {
+    struct repeat_pump *p = arg;
+    for (int i = 0; i < 3000; i++) {
+        uint64_t n = 0;
+        emq_error *err = NULL;
+        if (!ok(emq_fire_repeats(p->client, "t.repeat", 10, &n, &err), err)) p->failures++;
+        p->fired += n;
+        char line[64];
+        redis(g_url, line, sizeof line, "EXISTS 'emq:{t.repeat}:repeat:tick'");
+        if (strcmp(line, "0") == 0) break;
+        sleep_ms(2);
+    }
+    return NULL;
+}
+
+static void test_repeat_two_pumps_one_job_per_slot(void) {
+    emq_client *a = connect_or_null(), *b = connect_or_null();
+    CHECK(a && b);
+    emq_error *err = NULL;
+    uint64_t next = 0;
+    CHECK(ok(emq_upsert_repeat(a, "t.repeat", "tick", LIT("r"), 50, NULL, NULL, 0, 0, 5, &next, &err), err));
+    CHECK(next > now_ms() - 1000);
+    char line[128];
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.repeat}:repeat:tick' every_ms");
+    CHECK(strcmp(line, "50") == 0);
+    emq_repeat_list *list = NULL;
+    CHECK(ok(emq_list_repeats(a, "t.repeat", &list, &err), err));
+    CHECK(list && list->len == 1 && strcmp(list->items[0].name, "tick") == 0);
+    CHECK(list->items[0].every_ms == 50 && list->items[0].cron == NULL && list->items[0].limit == 5);
+    CHECK(list->items[0].next_run_ms == next && list->items[0].payload_len == 1);
+    emq_repeat_list_free(list);
+
+    struct repeat_pump pumps[2] = {{a, 0, 0}, {b, 0, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, pump_repeats, &pumps[i]);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    CHECK(pumps[0].failures == 0 && pumps[1].failures == 0);
+    CHECK(pumps[0].fired + pumps[1].fired == 5);
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.repeat}:pending'");
+    CHECK(strcmp(line, "5") == 0);
+    redis(g_url, line, sizeof line, "EXISTS 'emq:{t.repeat}:repeat'");
+    CHECK(strcmp(line, "0") == 0);
+    CHECK(ok(emq_list_repeats(a, "t.repeat", &list, &err), err));
+    CHECK(list && list->len == 0 && list->items == NULL);
+    emq_repeat_list_free(list);
+
+    /* Cron in a zone; bad input is EMQ_ERR_INVALID_ARGUMENT with nothing written. */
+    CHECK(ok(emq_upsert_repeat(a, "t.repeat", "report", LIT("{}"), 0, "*/5 * * * *", "Europe/Berlin", 0, 0, 0, &next, &err), err));
+    CHECK(next % 300000 == 0);
+    redis(g_url, line, sizeof line, "HGET 'emq:{t.repeat}:repeat:report' tz");
+    CHECK(strcmp(line, "Europe/Berlin") == 0);
+    bool removed = false;
+    CHECK(ok(emq_remove_repeat(a, "t.repeat", "report", &removed, &err), err) && removed);
+    CHECK(ok(emq_remove_repeat(a, "t.repeat", "report", &removed, &err), err) && !removed);
+    CHECK(emq_upsert_repeat(a, "t.repeat", "x", LIT("x"), 0, "not cron", NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_upsert_repeat(a, "t.repeat", "x", LIT("x"), 0, "* * * * *", "Mars/Olympus", 0, 0, 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_upsert_repeat(a, "t.repeat", "x", LIT("x"), 1000, "* * * * *", NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_upsert_repeat(a, "t.repeat", "a b", LIT("x"), 1000, NULL, NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_upsert_repeat(a, "t.repeat", NULL, LIT("x"), 1000, NULL, NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_NULL_POINTER);
+    redis(g_url, line, sizeof line, "EXISTS 'emq:{t.repeat}:repeat:x' 'emq:{t.repeat}:repeat'");
+    CHECK(strcmp(line, "0") == 0);
+    emq_client_free(a);
+    emq_client_free(b);
 }
 
 static void test_limits_are_enforced_inside_the_claim(void) {
@@ -1266,7 +1417,8 @@ static void test_operator_verbs(void) {
     emq_error_free(err);
     CHECK(emq_queues(c, NULL, NULL) == EMQ_ERR_NULL_POINTER);
 
-    emq_worker_options wo = emq_worker_options_default();
+    emq_worker_options wo;
+    emq_worker_options_init(&wo, sizeof wo);
     CHECK(wo.dead_max_age_ms == 0 && wo.dead_max_len == EMQ_DEAD_KEEP_ALL);
     emq_client_free(c);
 }
@@ -1379,6 +1531,33 @@ static void test_progress_logs_results(void) {
     emq_client_free(c);
 }
 
+/* Issue #17: a NULL url reads EMQ_URL; a claim carries its attempt number; a
+ * state another runtime wrote reads as EMQ_STATE_UNKNOWN, not an error. */
+static void test_null_url_attempts_unknown_state(void) {
+    emq_client *c = NULL;
+    emq_error *err = NULL;
+    CHECK(ok(emq_connect(NULL, NULL, &c, &err), err) && c);
+    emq_enqueued r;
+    CHECK(ok(emq_enqueue(c, "t.ergo", (const uint8_t *)"x", 1, &r, &err), err));
+    char line[64];
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.ergo}:pending'");
+    CHECK(strcmp(line, "1") == 0); /* the server EMQ_URL names */
+    emq_job *job = NULL;
+    CHECK(ok(emq_claim(c, "t.ergo", 30000, &job, &err), err) && job);
+    CHECK(job->attempts == 1 && job->token == 1);
+    CHECK(ok(emq_complete(c, "t.ergo", job->id, job->token, &err), err));
+    emq_job_free(job);
+
+    emq_id id;
+    CHECK(ok(emq_mint_job_id(-1, &id, &err), err));
+    redis(g_url, NULL, 0, "HSET 'emq:{t.ergo}:job:%s' state awaiting_children attempts 0 payload p", id.text);
+    emq_job_info *row = NULL;
+    CHECK(ok(emq_get_job(c, "t.ergo", id.text, &row, &err), err) && row);
+    CHECK(row->state == EMQ_STATE_UNKNOWN && row->payload_len == 1);
+    emq_job_info_free(row);
+    emq_client_free(c);
+}
+
 int main(int argc, char **argv) {
     g_url = getenv("EMQ_URL");
     if (!g_url) {
@@ -1400,6 +1579,7 @@ int main(int argc, char **argv) {
     run_test("failing handler: retried then dead with its message", test_failing_handler_retries_then_dead);
     run_test("worker argument checks", test_worker_arguments);
     run_test("hardened edges: node ids, redacted URLs, ranges, closed clients", test_hardened_edges);
+    run_test("option structs grow: older and newer sizes", test_growable_options);
     run_test("heartbeats keep a handler 3x the lease from being reaped", test_heartbeat_outlives_the_lease);
     run_test("graceful stop leaves nothing in active", test_graceful_stop_leaves_nothing_active);
     run_test("a SIGKILLed worker's job is recovered with token 2", test_sigkilled_worker_job_is_recovered);
@@ -1407,11 +1587,14 @@ int main(int argc, char **argv) {
     run_test("worker events, subscription, wait_for, metrics", test_worker_events_subscription_wait_for_metrics);
     run_test("wire 2.0.0: 2.1.0 verbs are EMQ_ERR_UNSUPPORTED", test_wire_2_0_0_refuses_2_1_0_verbs);
     run_test("dedup: one job per dedup id", test_dedup_one_job_per_dedup_id);
+    run_test("repeat: two pumps racing make one job per slot; cron + tz; bad input",
+             test_repeat_two_pumps_one_job_per_slot);
     run_test("limits: EMQ_ERR_RATE_LIMITED from the claim, rate_limit parks the job",
              test_limits_are_enforced_inside_the_claim);
     run_test("poison job killing its worker 3 times ends dead 'stalled'",
              test_poison_job_killing_its_worker_three_times_is_dead_stalled);
     run_test("progress, logs and kept results (2.1.0)", test_progress_logs_results);
+    run_test("NULL url, attempts, unknown state (issue #17)", test_null_url_attempts_unknown_state);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

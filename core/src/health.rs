@@ -1,0 +1,335 @@
+//! A deployment's health, judged from its [`ServerProbe`]: one PASS / WARN /
+//! FAIL verdict per check, with a sentence saying what to do. `emq doctor`
+//! prints these lines and the dashboard's health panel shows them, so both
+//! judge the same facts the same way (and any runtime can call it).
+
+use std::time::Duration;
+
+use crate::probe::ServerProbe;
+
+/// How bad a check's finding is; ordered, so the worst of a list is its `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// Nothing to do.
+    Pass,
+    /// Works, but worth a look.
+    Warn,
+    /// Broken: fix before relying on it.
+    Fail,
+}
+
+impl Status {
+    /// `PASS`, `WARN` or `FAIL`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Warn => "WARN",
+            Status::Fail => "FAIL",
+        }
+    }
+}
+
+/// One check's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// `server`, `fence`, `bundle`, `maxmemory-policy`, `persistence`,
+    /// `cluster`, `latency`, `clock` (callers add their own, e.g. `leases`).
+    pub name: &'static str,
+    /// The verdict.
+    pub status: Status,
+    /// What was found and, when it is not a pass, what to do about it.
+    pub detail: String,
+}
+
+impl Check {
+    /// A check's verdict with what was found.
+    pub fn new(name: &'static str, status: Status, detail: impl Into<String>) -> Check {
+        Check {
+            name,
+            status,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The worst status of `checks` (`Pass` for none).
+pub fn worst(checks: &[Check]) -> Status {
+    checks
+        .iter()
+        .map(|c| c.status)
+        .max()
+        .unwrap_or(Status::Pass)
+}
+
+/// A round trip slower than this is worth a warning.
+pub const SLOW_ROUND_TRIP: Duration = Duration::from_millis(50);
+/// A clock offset larger than this skews ages, time filters and retention.
+pub const CLOCK_SKEW_MS: i64 = 1_000;
+
+/// The checks that need only the probe: the server, the protocol fence, the
+/// script bundle, the eviction policy, persistence, cluster mode, latency
+/// and clock skew, in that order.
+/// A URL of the wrong kind (standalone at a cluster node, or cluster at a
+/// standalone server) answers only the server and the cluster check: the
+/// fence keys cannot be read through it.
+pub fn server_checks(p: &ServerProbe) -> Vec<Check> {
+    let server = Check::new("server", Status::Pass, server_label(p));
+    if url_mismatch(p) {
+        return vec![server, cluster(p)];
+    }
+    vec![
+        server,
+        fence(p),
+        bundle(p),
+        eviction(p),
+        persistence(p),
+        cluster(p),
+        latency(p),
+        clock(p),
+    ]
+}
+
+/// The URL's kind (standalone or cluster) is not the server's.
+pub fn url_mismatch(p: &ServerProbe) -> bool {
+    p.cluster_url != p.cluster_enabled
+}
+
+fn cluster(p: &ServerProbe) -> Check {
+    match (p.cluster_url, p.cluster_enabled) {
+        (false, false) => Check::new("cluster", Status::Pass, "standalone (cluster mode off)"),
+        (false, true) => Check::new(
+            "cluster",
+            Status::Fail,
+            "the server is a cluster node but the url is a standalone one: use \
+             redis+cluster://host:port[,host:port…]/ (rediss+cluster:// for TLS)",
+        ),
+        (true, false) => Check::new(
+            "cluster",
+            Status::Fail,
+            "the url asks for a cluster but the server runs standalone (cluster mode off): \
+             use redis://host:port/ (rediss:// for TLS)",
+        ),
+        (true, true) => {
+            let state = p.cluster_state.as_deref().unwrap_or("unknown");
+            let masters = p.cluster_masters.unwrap_or(0);
+            Check::new(
+                "cluster",
+                if state == "ok" {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                },
+                format!("cluster mode: {masters} master(s), cluster_state {state}"),
+            )
+        }
+    }
+}
+
+fn server_label(p: &ServerProbe) -> String {
+    let name = if p.server == "valkey" {
+        "Valkey"
+    } else {
+        "Redis"
+    };
+    format!("{name} {}", p.server_version)
+}
+
+fn fence(p: &ServerProbe) -> Check {
+    let ours = crate::PROTOCOL_VERSION;
+    match &p.version_record {
+        None => Check::new(
+            "fence",
+            Status::Pass,
+            format!("{{emq}}:version not set yet; the first client records {ours}"),
+        ),
+        Some(v) if v == ours => Check::new("fence", Status::Pass, format!("{{emq}}:version is {v}")),
+        Some(v) => Check::new(
+            "fence",
+            Status::Fail,
+            format!(
+                "{{emq}}:version is {v:?} but this client speaks {ours:?}: every runtime must speak \
+                 the deployment's version — install clients that speak {v}, or, if {v} is older, \
+                 move the deployment forward with `emq upgrade` once every runtime is upgraded"
+            ),
+        ),
+    }
+}
+
+fn bundle(p: &ServerProbe) -> Check {
+    if p.bundle_mismatches.is_empty() {
+        return Check::new(
+            "bundle",
+            Status::Pass,
+            "{emq}:bundle matches this build's scripts",
+        );
+    }
+    let fields: Vec<&str> = p
+        .bundle_mismatches
+        .iter()
+        .map(|m| m.field.as_str())
+        .collect();
+    Check::new(
+        "bundle",
+        Status::Warn,
+        format!(
+            "another runtime recorded different script bytes for {}: run one EchoMQ release everywhere",
+            fields.join(", ")
+        ),
+    )
+}
+
+fn eviction(p: &ServerProbe) -> Check {
+    match p.maxmemory_policy.as_deref() {
+        Some("noeviction") => Check::new("maxmemory-policy", Status::Pass, "noeviction"),
+        Some(other) => Check::new(
+            "maxmemory-policy",
+            Status::Fail,
+            format!("{other} can silently evict jobs: set maxmemory-policy noeviction"),
+        ),
+        None => Check::new(
+            "maxmemory-policy",
+            Status::Warn,
+            "not reported by the server",
+        ),
+    }
+}
+
+fn persistence(p: &ServerProbe) -> Check {
+    match (p.aof_enabled, p.rdb_enabled) {
+        (true, _) => Check::new("persistence", Status::Pass, "AOF on"),
+        (false, Some(true)) => Check::new(
+            "persistence",
+            Status::Pass,
+            "RDB snapshots (jobs since the last snapshot are lost on a crash; AOF loses less)",
+        ),
+        (false, Some(false)) => Check::new(
+            "persistence",
+            Status::Warn,
+            "no AOF and no RDB: a restart loses every job",
+        ),
+        (false, None) => Check::new(
+            "persistence",
+            Status::Warn,
+            "no AOF, and RDB unknown (CONFIG refused)",
+        ),
+    }
+}
+
+fn latency(p: &ServerProbe) -> Check {
+    let rtt_ms = p.round_trip.as_secs_f64() * 1000.0;
+    Check::new(
+        "latency",
+        if p.round_trip > SLOW_ROUND_TRIP {
+            Status::Warn
+        } else {
+            Status::Pass
+        },
+        format!("round trip {rtt_ms:.2} ms"),
+    )
+}
+
+fn clock(p: &ServerProbe) -> Check {
+    Check::new(
+        "clock",
+        if p.clock_offset_ms.abs() > CLOCK_SKEW_MS {
+            Status::Warn
+        } else {
+            Status::Pass
+        },
+        format!(
+            "server clock is {} ms {} this host's",
+            p.clock_offset_ms.abs(),
+            if p.clock_offset_ms >= 0 {
+                "ahead of"
+            } else {
+                "behind"
+            }
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BundleMismatch;
+
+    fn healthy() -> ServerProbe {
+        ServerProbe {
+            server: "redis".into(),
+            server_version: "7.0.15".into(),
+            maxmemory_policy: Some("noeviction".into()),
+            aof_enabled: true,
+            rdb_enabled: Some(false),
+            cluster_enabled: false,
+            cluster_url: false,
+            cluster_state: None,
+            cluster_masters: None,
+            round_trip: Duration::from_micros(300),
+            clock_offset_ms: 2,
+            version_record: Some(crate::PROTOCOL_VERSION.into()),
+            bundle_mismatches: vec![],
+        }
+    }
+
+    fn status_of(checks: &[Check], name: &str) -> Status {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no {name} check"))
+            .status
+    }
+
+    #[test]
+    fn a_healthy_deployment_passes_every_check() {
+        let checks = server_checks(&healthy());
+        let names: Vec<_> = checks.iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            [
+                "server",
+                "fence",
+                "bundle",
+                "maxmemory-policy",
+                "persistence",
+                "cluster",
+                "latency",
+                "clock"
+            ]
+        );
+        assert_eq!(worst(&checks), Status::Pass);
+        assert_eq!(checks[0].detail, "Redis 7.0.15");
+    }
+
+    #[test]
+    fn each_finding_has_its_verdict() {
+        let mut p = healthy();
+        p.maxmemory_policy = Some("allkeys-lru".into());
+        p.version_record = Some("echomq:9.0.0".into());
+        p.bundle_mismatches = vec![BundleMismatch {
+            field: "enqueue".into(),
+            ours: "a".into(),
+            theirs: "b".into(),
+        }];
+        p.aof_enabled = false;
+        p.round_trip = Duration::from_millis(80);
+        p.clock_offset_ms = -5_000;
+        let checks = server_checks(&p);
+        assert_eq!(status_of(&checks, "maxmemory-policy"), Status::Fail);
+        assert_eq!(status_of(&checks, "fence"), Status::Fail);
+        assert_eq!(status_of(&checks, "bundle"), Status::Warn);
+        assert_eq!(status_of(&checks, "persistence"), Status::Warn);
+        assert_eq!(status_of(&checks, "latency"), Status::Warn);
+        assert_eq!(status_of(&checks, "clock"), Status::Warn);
+        assert_eq!(worst(&checks), Status::Fail);
+        p.rdb_enabled = Some(true);
+        assert_eq!(status_of(&server_checks(&p), "persistence"), Status::Pass);
+        p.rdb_enabled = None;
+        assert_eq!(status_of(&server_checks(&p), "persistence"), Status::Warn);
+        p.maxmemory_policy = None;
+        assert_eq!(
+            status_of(&server_checks(&p), "maxmemory-policy"),
+            Status::Warn
+        );
+        assert_eq!(worst(&[]), Status::Pass);
+    }
+}

@@ -1,0 +1,222 @@
+//! Issue #17's shapes on a live server: the queue handle, the option
+//! structs, `Job::attempts` and a row in a state this client does not know.
+
+mod common;
+
+use common::Server;
+use echomq::{
+    BrowseOptions, BrowseSet, Client, ConnectOptions, EnqueueOptions, ErrorKind, JobState,
+    RetryOptions, RetryOutcome,
+};
+
+async fn connect(server: &Server) -> Client {
+    Client::connect(&server.url(), ConnectOptions::default())
+        .await
+        .unwrap()
+}
+
+fn zscore(server: &Server, key: &str, member: &str) -> Option<f64> {
+    redis::cmd("ZSCORE")
+        .arg(key)
+        .arg(member)
+        .query(&mut server.raw())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queue_handle_runs_the_per_queue_verbs_without_the_name() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    assert_eq!(
+        client.queue("bad name").unwrap_err().kind(),
+        ErrorKind::InvalidQueue
+    );
+    let emails = client.queue("emails").unwrap();
+    assert_eq!(emails.name(), "emails");
+    let sent = emails.enqueue("hello").await.unwrap();
+    emails.enqueue_many(&["a", "b"]).await.unwrap();
+    assert_eq!(emails.counts().await.unwrap().pending, 3);
+    assert_eq!(client.counts("emails").await.unwrap().pending, 3);
+
+    emails.pause().await.unwrap();
+    assert!(emails.is_paused().await.unwrap());
+    assert!(emails.claim(1000).await.unwrap().is_none());
+    emails.resume().await.unwrap();
+
+    let job = emails.claim(30_000).await.unwrap().unwrap();
+    assert_eq!(job.id, sent.id);
+    assert_eq!((job.token, job.attempts), (1, 1));
+    let outcome = emails
+        .retry(
+            job.id.as_str(),
+            job.token,
+            &RetryOptions {
+                error: "smtp down".into(),
+                ..RetryOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome, RetryOutcome::Scheduled);
+    let row = emails.job(job.id.as_str()).await.unwrap().unwrap();
+    assert_eq!(row.last_error.as_deref(), Some("smtp down"));
+    assert_eq!(emails.promote(10).await.unwrap(), 1);
+    // The second claim of the same job is its second attempt.
+    let mut again = emails.claim_many(3, 30_000).await.unwrap();
+    again.sort_by_key(|j| j.id);
+    let second = again.iter().find(|j| j.id == sent.id).unwrap();
+    assert_eq!(second.attempts, 2);
+
+    let ids = emails
+        .browse(
+            BrowseSet::Active,
+            &BrowseOptions {
+                limit: 2,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids.len(), 2);
+    for j in &again {
+        emails.complete(j.id.as_str(), j.token).await.unwrap();
+    }
+    let c = emails.counts().await.unwrap();
+    assert_eq!((c.pending, c.active, c.completed), (0, 0, 3));
+
+    // The blocking handle is the same verbs, blocking.
+    let handle = tokio::task::spawn_blocking({
+        let url = server.url();
+        move || {
+            let client =
+                echomq::blocking::Client::connect(&url, ConnectOptions::default()).unwrap();
+            let q = client.queue("emails").unwrap();
+            q.enqueue_with(
+                "later",
+                &EnqueueOptions {
+                    delay_ms: Some(60_000),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            (q.counts().unwrap().scheduled, q.drain(true, None).unwrap())
+        }
+    });
+    assert_eq!(handle.await.unwrap(), (1, 1));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn enqueue_options_cover_now_later_and_a_chosen_id() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let q = client.queue("opts").unwrap();
+
+    // A chosen id with a delay: scheduled under that id; again = duplicate.
+    let id = echomq::id::mint_job_id().to_string();
+    let with = EnqueueOptions {
+        id: Some(id.clone()),
+        delay_ms: Some(60_000),
+        ..Default::default()
+    };
+    let first = q.enqueue_with("x", &with).await.unwrap();
+    assert_eq!((first.id.as_str(), first.duplicate), (id.as_str(), false));
+    assert!(q.enqueue_with("y", &with).await.unwrap().duplicate);
+    assert!(zscore(&server, "emq:{opts}:schedule", &id).is_some());
+    let row = q.job(&id).await.unwrap().unwrap();
+    assert_eq!(
+        (row.state, row.payload),
+        (JobState::Scheduled, b"x".to_vec())
+    );
+
+    // An absolute time, minted id.
+    let at = q
+        .enqueue_with(
+            "z",
+            &EnqueueOptions {
+                run_at_ms: Some(4_102_444_800_000),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        zscore(&server, "emq:{opts}:schedule", at.id.as_str()),
+        Some(4_102_444_800_000.0)
+    );
+
+    // Both times: refused before the wire, nothing written.
+    let both = EnqueueOptions {
+        run_at_ms: Some(1),
+        delay_ms: Some(1),
+        ..Default::default()
+    };
+    let err = q.enqueue_with("w", &both).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    let c = q.counts().await.unwrap();
+    assert_eq!((c.pending, c.scheduled), (0, 2));
+
+    // A chosen id now: enqueue_with_id.
+    let now_id = echomq::id::mint_job_id().to_string();
+    let now = EnqueueOptions {
+        id: Some(now_id.clone()),
+        ..Default::default()
+    };
+    assert!(!q.enqueue_with("n", &now).await.unwrap().duplicate);
+    assert_eq!(q.counts().await.unwrap().pending, 1);
+    assert_eq!(
+        client
+            .browse_with("opts", BrowseSet::Pending, &BrowseOptions::default())
+            .await
+            .unwrap()[0]
+            .as_str(),
+        now_id
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retry_options_default_to_the_workers_max_attempts() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let q = client.queue("retry-opts").unwrap();
+    q.enqueue("x").await.unwrap();
+    // Attempts 1..=4 are scheduled again; the fifth (the default max) is dead.
+    for attempt in 1..=5 {
+        q.promote(10).await.unwrap();
+        let job = q.claim(30_000).await.unwrap().unwrap();
+        assert_eq!(job.attempts, attempt);
+        let outcome = q
+            .retry(job.id.as_str(), job.token, &RetryOptions::default())
+            .await
+            .unwrap();
+        let want = if attempt < 5 {
+            RetryOutcome::Scheduled
+        } else {
+            RetryOutcome::Dead
+        };
+        assert_eq!(outcome, want, "attempt {attempt}");
+    }
+    assert_eq!(q.counts().await.unwrap().dead, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_row_in_a_state_another_runtime_wrote_reads_as_unknown() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let id = echomq::id::mint_job_id().to_string();
+    // What the reference runtime writes for a flow parent.
+    let _: () = redis::cmd("HSET")
+        .arg(format!("emq:{{flows}}:job:{id}"))
+        .arg("state")
+        .arg("awaiting_children")
+        .arg("attempts")
+        .arg("0")
+        .arg("payload")
+        .arg("parent")
+        .query(&mut server.raw())
+        .unwrap();
+    let row = client.job("flows", &id).await.unwrap().unwrap();
+    assert_eq!(row.state, JobState::Unknown("awaiting_children".into()));
+    assert_eq!(row.state.as_str(), "unknown");
+    assert_eq!(row.state.to_string(), "awaiting_children");
+    assert_eq!(row.payload, b"parent".to_vec());
+}
