@@ -232,6 +232,65 @@ def timed_run(system: System, r: Redis, workload: str, n: int, concurrency: int,
     return res
 
 
+# Commands a client sends itself (a script's inner calls show in commandstats too, so the
+# idle figure counts these top-level ones; "all" includes what the scripts ran).
+SENT_COMMANDS = ("evalsha", "evalsha_ro", "eval", "eval_ro", "fcall", "blpop", "brpop", "blmove",
+                 "bzpopmin", "bzpopmax", "xreadgroup", "ping")
+
+
+def commandstats(r: Redis) -> dict[str, int]:
+    out = {}
+    for line in r.cli("INFO", "commandstats").splitlines():
+        if line.startswith("cmdstat_") and ":calls=" in line:
+            name, rest = line[len("cmdstat_"):].split(":", 1)
+            out[name] = int(rest.split("calls=", 1)[1].split(",", 1)[0])
+    return out
+
+
+def idle_run(system: System, r: Redis, n: int, idle_seconds: float, timeout: float) -> Result:
+    """Idle pickup (issue #16): the driver starts a worker with its defaults (concurrency 4),
+    prints `idle-start` on stderr and sits idle for `idle_seconds` while we count the
+    server's commands; then it enqueues one job every ~200 ms and reports enqueue -> start."""
+    res = Result(system.name, "idle pickup")
+    r.flush()
+    r.cli("CONFIG", "RESETSTAT")
+    cmd = [*system.cmd, "idle", "--url", r.url, "--queue", QUEUE, "--n", str(n),
+           "--concurrency", "4", "--idle-seconds", str(idle_seconds)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    started = time.time()
+    for line in proc.stderr:
+        if "idle-start" in line or time.time() - started > 60:
+            break
+    time.sleep(0.5)
+    before, t0 = commandstats(r), time.time()
+    time.sleep(max(idle_seconds - 1.0, 1.0))
+    after, t1 = commandstats(r), time.time()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        res.ok, res.note = False, "timed out"
+        return res
+    lines = [l for l in out.strip().splitlines() if l.strip().startswith("{")]
+    if proc.returncode != 0 or not lines:
+        res.ok, res.note = False, f"exit {proc.returncode}: {err.strip()[-200:]}"
+        return res
+    answer = json.loads(lines[-1])
+    if "unsupported" in answer:
+        res.ok, res.unsupported, res.note = False, True, f"unsupported: {answer['unsupported']}"
+        return res
+    delta = {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
+    delta.pop("info", None)
+    span = t1 - t0
+    res.jobs = int(answer.get("jobs", 0))
+    res.seconds = float(answer.get("seconds") or 0.0)
+    res.p50, res.p99 = answer.get("p50_ms"), answer.get("p99_ms")
+    res.version = answer.get("version", "")
+    res.extra = {"sent_per_s": sum(v for k, v in delta.items() if k in SENT_COMMANDS) / span,
+                 "all_per_s": sum(delta.values()) / span, "by_command": delta, "window_s": round(span, 1)}
+    return res
+
+
 def ceiling(r: Redis, pipeline: int, n: int) -> Result:
     """redis-benchmark running EVALSHA of our own enqueue script with random ids."""
     res = Result("server ceiling", f"evalsha -P {pipeline}")
@@ -360,6 +419,9 @@ def render(results: list[Result], args, r_version: str, versions: dict[str, str]
             lines += ["| system | jobs | bytes per job | total | note |", "|---|---:|---:|---:|---|"]
         elif w == "latency":
             lines += ["| system | jobs | p50 ms | p99 ms | runs | note |", "|---|---:|---:|---:|---|---|"]
+        elif w == "idle pickup":
+            lines += ["| system | jobs | p50 ms | p99 ms | idle commands/s sent | incl. script-internal | note |",
+                      "|---|---:|---:|---:|---:|---:|---|"]
         else:
             lines += ["| system | jobs | jobs/s (median) | min–max | runs | note |", "|---|---:|---:|---|---|---|"]
         for (ww, system), v in s.items():
@@ -371,6 +433,12 @@ def render(results: list[Result], args, r_version: str, versions: dict[str, str]
                              f"{e.get('bytes_total', 0):,} | {v['note']} |")
                 for shape, size in (e.get("breakdown") or {}).items():
                     lines.append(f"|   ↳ `{shape}` | | {size / max(v['jobs'], 1):,.0f} | {size:,} | |")
+            elif w == "idle pickup":
+                e = v["extra"] or {}
+                p50 = f"{v['p50']:.2f}" if v["p50"] is not None else "—"
+                p99 = f"{v['p99']:.2f}" if v["p99"] is not None else "—"
+                lines.append(f"| {system} | {v['jobs']} | {p50} | {p99} | {e.get('sent_per_s', 0):.2f} | "
+                             f"{e.get('all_per_s', 0):.2f} | {v['note']} |")
             elif w == "latency":
                 p50 = f"{v['p50']:.2f}" if v["p50"] is not None else "—"
                 p99 = f"{v['p99']:.2f}" if v["p99"] is not None else "—"
@@ -485,6 +553,8 @@ def main() -> int:
     ap.add_argument("--memory-n", type=int, default=100_000)
     ap.add_argument("--latency-n", type=int, default=10_000)
     ap.add_argument("--rate", type=int, default=2_000)
+    ap.add_argument("--idle-seconds", type=float, default=30.0, help="the idle pickup figure's idle window")
+    ap.add_argument("--idle-n", type=int, default=50, help="pickups (one every ~200 ms) after the idle window")
     ap.add_argument("--only", default="", help="comma-separated system names")
     ap.add_argument("--figures", default="", help="comma-separated figure names (skips the memory runs)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
@@ -494,6 +564,7 @@ def main() -> int:
         return rerender(Path(args.render))
     if args.smoke:
         args.n, args.rounds, args.memory_n, args.latency_n, args.rate = 200, 1, 200, 200, 500
+        args.idle_seconds, args.idle_n = 3.0, 5
     timeout = 60 if args.smoke else 240
 
     for tool in ("redis-server", "redis-cli", "redis-benchmark"):
@@ -509,7 +580,9 @@ def main() -> int:
     results: list[Result] = []
     figures = [("enqueue-single", 1), ("enqueue-bulk", 1), ("process c=1", 1), ("process c=50", 50),
                # EchoMQ only: the cost of queue events (publishing off) and of worker event listeners.
-               ("process c=50 events off", 50), ("process c=50 listeners", 50), ("latency", 50)]
+               ("process c=50 events off", 50), ("process c=50 listeners", 50), ("latency", 50),
+               # Issue #16: the idle worker's pickup latency and its commands per second.
+               ("idle pickup", 4)]
     if args.figures:
         figures = [f for f in figures if f[0] in args.figures.split(",")]
     total = args.rounds * (len(figures) * len(runnable) + 2) + 2 * len(runnable)
@@ -527,6 +600,12 @@ def main() -> int:
                     done += 1
                     n = args.latency_n if workload == "latency" else args.n
                     log(f"[{done}/{total}] round {rnd}: {s.name} {workload}")
+                    if workload == "idle pickup":
+                        res = idle_run(s, r, args.idle_n, args.idle_seconds, timeout)
+                        results.append(res)
+                        log(f"    p50 {res.p50} ms, p99 {res.p99} ms, {res.extra.get('sent_per_s', 0):.2f} cmd/s"
+                            if res.ok else f"    {'skipped' if res.unsupported else 'FAILED'}: {res.note[:160]}")
+                        continue
                     res = timed_run(s, r, workload, n, conc, args.rate, timeout)
                     res.workload = workload
                     results.append(res)

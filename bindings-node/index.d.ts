@@ -534,7 +534,9 @@ export interface WorkerOptions {
   shutdownGraceMs?: number
   /**
    * Jobs claimed ahead of free slots, so the next claim overlaps running
-   * handlers. Default: as many as `concurrency`; 0 claims only for free slots.
+   * handlers. Default: adaptive (as many as the slots finish during one claim
+   * round trip, at most `concurrency`; none for slow handlers); 0 claims only
+   * for free slots.
    */
   prefetch?: number
   /**
@@ -558,6 +560,12 @@ export interface WorkerOptions {
    * application has a SIGTERM listener of its own. Default true.
    */
   handleSignals?: boolean
+  /**
+   * How long an idle worker stays parked on the queue's wake list before it
+   * looks anyway; hints from EchoMQ producers wake it at once, this bounds the
+   * delay for jobs written without one. Default 5000.
+   */
+  wakeFallbackMs?: number
 }
 
 export interface WorkerStats {

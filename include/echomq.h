@@ -80,9 +80,15 @@
 #define EMQ_DEAD_KEEP_ALL -1
 
 /**
- * `emq_worker_options.prefetch`: as many as `concurrency`.
+ * `emq_worker_options.prefetch`: the adaptive window (see docs/API.md).
  */
-#define EMQ_PREFETCH_CONCURRENCY -1
+#define EMQ_PREFETCH_ADAPTIVE -1
+
+/**
+ * The former name of [`EMQ_PREFETCH_ADAPTIVE`] (same value), kept so
+ * existing callers compile; the default it names is now adaptive.
+ */
+#define EMQ_PREFETCH_CONCURRENCY EMQ_PREFETCH_ADAPTIVE
 
 /**
  * Where a failed job went (`emq_retry`).
@@ -890,8 +896,9 @@ typedef struct emq_worker_options {
     uint64_t shutdown_grace_ms;
     /**
      * Jobs claimed ahead of free slots, so the next claim overlaps running
-     * callbacks; `EMQ_PREFETCH_CONCURRENCY` (-1, the default) means as many
-     * as `concurrency`, 0 claims only for free slots.
+     * callbacks; `EMQ_PREFETCH_ADAPTIVE` (-1, the default) adapts the window
+     * to handler time against the claim round trip (at most `concurrency`,
+     * none for slow callbacks), 0 claims only for free slots.
      */
     int64_t prefetch;
     /**
@@ -921,6 +928,11 @@ typedef struct emq_worker_options {
      * wire 2.1.0). 0 (the default) keeps nothing.
      */
     uint64_t keep_result_ms;
+    /**
+     * How long an idle worker stays parked on the queue's wake list before
+     * it looks anyway (jobs written without a wake hint). Default 5000.
+     */
+    uint64_t wake_fallback_ms;
 } emq_worker_options;
 
 /**
@@ -1022,6 +1034,11 @@ typedef struct emq_value {
  * `emq:{q}:repeat` (wire 2.1.0): the repeatable jobs' schedule.
  */
 #define EMQ_KEY_REPEAT 6
+
+/**
+ * `emq:{q}:wake` (wire 2.1.0): wake tokens idle workers block on.
+ */
+#define EMQ_KEY_WAKE 7
 
 /**
  * Success.

@@ -19,6 +19,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--payload-size", type=int, default=100)
     ap.add_argument("--events", choices=("on", "off"), default="on")
     ap.add_argument("--listeners", choices=("on", "off"), default="off")
+    ap.add_argument("--idle-seconds", type=float, default=10.0)
     return ap.parse_args()
 
 

@@ -6,7 +6,7 @@ const { version } = require('../../bindings-node/package.json')
 const VERSION = `echomq ${version} (node)`
 
 function parseArgs() {
-  const a = { workload: process.argv[2], url: 'redis://127.0.0.1:6379/', queue: 'bench', n: 20000, concurrency: 50, rate: 2000, payloadSize: 100, events: 'on', listeners: 'off' }
+  const a = { workload: process.argv[2], url: 'redis://127.0.0.1:6379/', queue: 'bench', n: 20000, concurrency: 50, rate: 2000, payloadSize: 100, events: 'on', listeners: 'off', idleSeconds: 10 }
   for (let i = 3; i + 1 < process.argv.length; i += 2) {
     const [k, v] = [process.argv[i], process.argv[i + 1]]
     if (k === '--url') a.url = v
@@ -17,6 +17,7 @@ function parseArgs() {
     else if (k === '--payload-size') a.payloadSize = Number(v)
     else if (k === '--events') a.events = v
     else if (k === '--listeners') a.listeners = v
+    else if (k === '--idle-seconds') a.idleSeconds = Number(v)
   }
   return a
 }
@@ -95,6 +96,28 @@ async function main() {
     }
     await waitFor(worker, a.n)
     const seconds = secs()
+    await worker.close()
+    await running
+    lat.sort((x, y) => x - y)
+    const pct = (p) => lat[Math.min(Math.floor(lat.length * p), lat.length - 1)]
+    report(a.workload, a.n, seconds, pct(0.5), pct(0.99))
+  } else if (a.workload === 'idle') {
+    // Idle pickup (issue #16): default options, idle, then one job every ~200 ms.
+    const lat = []
+    const worker = new Worker(client, a.queue, async (job) => {
+      lat.push(Number(nowNs() - enqueuedAt(job.payload)) / 1e6)
+    }, { concurrency: a.concurrency })
+    const running = worker.run()
+    await new Promise((r) => setTimeout(r, 500))
+    console.error('idle-start')
+    await new Promise((r) => setTimeout(r, a.idleSeconds * 1000))
+    const start = Date.now()
+    for (let i = 0; i < a.n; i++) {
+      await client.enqueue(a.queue, payload(i, a.payloadSize))
+      await waitFor(worker, i + 1)
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    const seconds = (Date.now() - start) / 1000
     await worker.close()
     await running
     lat.sort((x, y) => x - y)

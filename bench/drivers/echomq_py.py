@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -73,6 +74,25 @@ def main() -> None:
                 time.sleep(delay)
             client.enqueue(a.queue, payload(i, a.payload_size))
         wait_until(lambda: worker.stats().completed >= a.n)
+        seconds = time.perf_counter() - start
+        worker.stop()
+        thread.join(30)
+        report(a.workload, a.n, seconds, VERSION, percentile(lat, 0.5), percentile(lat, 0.99))
+    elif a.workload == "idle":
+        # Idle pickup (issue #16): the default worker options, idle, then one job every ~200 ms.
+        lat = []
+        worker = echomq.Worker(client, a.queue, lambda job: lat.append((time.time_ns() - enqueued_at_ns(job.payload)) / 1e6),
+                               concurrency=a.concurrency, handle_signals=False)
+        thread = threading.Thread(target=worker.run, daemon=True)
+        thread.start()
+        time.sleep(0.5)
+        print("idle-start", file=sys.stderr, flush=True)
+        time.sleep(a.idle_seconds)
+        start = time.perf_counter()
+        for i in range(a.n):
+            client.enqueue(a.queue, payload(i, a.payload_size))
+            wait_until(lambda: worker.stats().completed >= i + 1)
+            time.sleep(0.2)
         seconds = time.perf_counter() - start
         worker.stop()
         thread.join(30)

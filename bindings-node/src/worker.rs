@@ -58,7 +58,7 @@ pub struct WorkerOptionsJs {
     pub pump_interval_ms: Option<f64>,
     pub idle_max_ms: Option<f64>,
     pub shutdown_grace_ms: Option<f64>,
-    /// Jobs claimed ahead of free slots; default: as many as `concurrency`.
+    /// Jobs claimed ahead of free slots; default: adaptive, at most `concurrency`.
     pub prefetch: Option<f64>,
     /// Jobs handed to the JS handler per crossing (run concurrently). Default 1.
     pub handler_batch: Option<f64>,
@@ -70,6 +70,9 @@ pub struct WorkerOptionsJs {
     pub max_stalls: Option<f64>,
     /// Keep each handler's return value as the job's result this long (2.1.0). Default 0.
     pub keep_result_ms: Option<f64>,
+    /// How long an idle worker stays parked on the wake list before it
+    /// looks anyway (jobs written without a hint). Default 5000.
+    pub wake_fallback_ms: Option<f64>,
 }
 
 #[napi(object)]
@@ -144,6 +147,11 @@ fn worker_options(env: &Env, o: Option<WorkerOptionsJs>) -> Result<WorkerOptions
         out.dead_max_len = Some(uint(env, "deadMaxLen", v)?);
     }
     set(&mut out.max_stalls, "maxStalls", o.max_stalls)?;
+    set(
+        &mut out.wake_fallback_ms,
+        "wakeFallbackMs",
+        o.wake_fallback_ms,
+    )?;
     if let Some(b) = o.backoff {
         out.backoff = Backoff::parse(&b).map_err(|e| to_js(env, &e))?;
     }

@@ -112,7 +112,7 @@ test('connect and worker options: the docs names in camelCase, and nothing else'
   assert.deepEqual(workerOpts.sort(), [
     'backoff', 'backoffBaseMs', 'backoffCapMs', 'concurrency', 'deadMaxAgeMs', 'deadMaxLen', 'handlerBatch',
     'idleMaxMs', 'keepResultMs', 'leaseMs', 'maxAttempts', 'maxStalls', 'prefetch', 'pumpIntervalMs',
-    'shutdownGraceMs',
+    'shutdownGraceMs', 'wakeFallbackMs',
   ])
   for (const o of [...connectOpts, ...workerOpts]) assert.match(DTS, new RegExp(`\\n  ${o}\\?: `), o)
 })

@@ -24,6 +24,7 @@ pub fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("prefetch", py.None())?;
     d.set_item("handler_batch", core::HANDLER_BATCH)?;
     d.set_item("max_stalls", core::MAX_STALLS)?;
+    d.set_item("wake_fallback_ms", core::WAKE_FALLBACK_MS)?;
     d.set_item("connect_timeout_ms", core::CONNECT_TIMEOUT_MS)?;
     d.set_item("response_timeout_ms", core::RESPONSE_TIMEOUT_MS)?;
     d.set_item("max_payload", core::MAX_PAYLOAD)?;

@@ -138,7 +138,7 @@ impl NativeWorker {
         max_attempts=None, backoff=None, backoff_base_ms=None, backoff_cap_ms=None,
         pump_interval_ms=None, idle_max_ms=None, shutdown_grace_ms=None, prefetch=None,
         handler_batch=None, dead_max_age_ms=None, dead_max_len=None, max_stalls=None,
-        keep_result_ms=None,
+        keep_result_ms=None, wake_fallback_ms=None,
         batched=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -160,6 +160,7 @@ impl NativeWorker {
         dead_max_len: Option<Bound<'_, PyAny>>,
         max_stalls: Option<Bound<'_, PyAny>>,
         keep_result_ms: Option<Bound<'_, PyAny>>,
+        wake_fallback_ms: Option<Bound<'_, PyAny>>,
         batched: bool,
     ) -> PyResult<Self> {
         if !handler.bind(client.py()).is_callable() {
@@ -203,6 +204,11 @@ impl NativeWorker {
             dead_max_len: optional_uint("dead_max_len", dead_max_len.as_ref())?,
             max_stalls: uint_or("max_stalls", max_stalls.as_ref(), d.max_stalls)?,
             keep_result_ms: ms_or("keep_result_ms", keep_result_ms.as_ref(), d.keep_result_ms)?,
+            wake_fallback_ms: ms_or(
+                "wake_fallback_ms",
+                wake_fallback_ms.as_ref(),
+                d.wake_fallback_ms,
+            )?,
         };
         let core = core_client(client)?;
         let call = Call {

@@ -134,7 +134,11 @@ def test_worker_is_a_context_manager(client, queue):
         done.set()
 
     client.queue(queue).enqueue(b"x")
-    with client.queue(queue).worker(handler, idle_max_ms=timedelta(milliseconds=10)) as w:
+    with client.queue(queue).worker(
+        handler,
+        idle_max_ms=timedelta(milliseconds=10),
+        wake_fallback_ms=timedelta(seconds=2),
+    ) as w:
         t = threading.Thread(target=w.run)
         t.start()
         assert done.wait(10)

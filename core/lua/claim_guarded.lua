@@ -12,10 +12,16 @@
 --   reached it goes to dead (last_error 'max attempts exceeded', metrics:failed +1)
 --   instead of being handed out again.
 -- KEYS[1] pending  KEYS[2] active  KEYS[3] meta  KEYS[4] dead  KEYS[5] metrics:failed
--- KEYS[6] limiter
+-- KEYS[6] limiter  KEYS[7] wake
+-- * wake upkeep (issue #16): tokens on `wake` mean "pending may hold work". A
+--   claim that leaves pending empty (or finds the queue paused) drops them —
+--   each was for a job now claimed — so a worker about to park does not wake
+--   for nothing; one that leaves a backlog keeps a token, so a parked worker
+--   joins in.
 -- ARGV[1] queue base 'emq:{q}:'  ARGV[2] lease ms  ARGV[3] max jobs  ARGV[4] max attempts (0 = no cap)
 -- Answer: flat array id, payload, token, ...; or the error EMQRATE <wait ms> <why>.
 if redis.call('HEXISTS', KEYS[3], 'paused') == 1 then
+  redis.call('DEL', KEYS[7])
   return {}
 end
 local limits = redis.call('HMGET', KEYS[3], 'concurrency', 'max', 'duration', 'rate_limited_until')
@@ -44,6 +50,7 @@ end
 if max > 0 and max - used < want then want = max - used end
 local popped = redis.call('ZPOPMIN', KEYS[1], want)
 if #popped == 0 then
+  redis.call('DEL', KEYS[7])
   return {}
 end
 local deadline = now + tonumber(ARGV[2])
@@ -79,5 +86,10 @@ if #leases > 0 then
       redis.call('PEXPIRE', KEYS[6], tonumber(limits[3] or '1000') or 1000)
     end
   end
+end
+if redis.call('ZCARD', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[7])
+elseif redis.call('EXISTS', KEYS[7]) == 0 then
+  redis.call('LPUSH', KEYS[7], '1')
 end
 return out

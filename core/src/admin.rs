@@ -184,14 +184,19 @@ impl Client {
     pub async fn requeue_all_dead(&self, queue: &str, limit: Option<u64>) -> Result<u64> {
         let keys = QueueKeys::new(queue)?;
         let mut left = checked_limit(limit)?;
-        self.batched(
-            &scripts::REQUEUE_DEAD_MANY,
-            &[&keys.dead, &keys.pending],
-            &keys,
-            &[],
-            &mut left,
-        )
-        .await
+        let moved = self
+            .batched(
+                &scripts::REQUEUE_DEAD_MANY,
+                &[&keys.dead, &keys.pending],
+                &keys,
+                &[],
+                &mut left,
+            )
+            .await?;
+        if moved > 0 {
+            self.send_wake_hint(&keys).await;
+        }
+        Ok(moved)
     }
 
     /// The server's clock (`TIME`) in unix milliseconds.

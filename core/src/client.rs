@@ -19,6 +19,20 @@ use crate::types::*;
 use crate::verb_options::{BrowseOptions, EnqueueOptions, RetryOptions, When};
 use crate::wire::WireVersion;
 
+/// The most wake tokens `emq:{q}:wake` holds (the reference's trim).
+pub(crate) const WAKE_TOKENS: i64 = 64;
+
+/// When a worker's pumps next have work (the `next_due` script's answer):
+/// milliseconds until the first scheduled job is due, until the first lease
+/// lapses and until the first repeat slot, `Some(0)` when already due,
+/// `None` for an empty set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NextDue {
+    pub schedule_ms: Option<u64>,
+    pub lease_ms: Option<u64>,
+    pub repeat_ms: Option<u64>,
+}
+
 /// How many times `enqueue` re-mints when a freshly minted id already exists
 /// (only possible when two processes share a node id).
 pub(crate) const MINT_ATTEMPTS: usize = 8;
@@ -178,6 +192,44 @@ impl Client {
         self.transport.close();
     }
 
+    /// Does this client send wake hints (and may a worker of it park on the
+    /// wake list)? The key is an echomq:2.1.0 registration.
+    pub(crate) fn speaks_wake(&self) -> bool {
+        self.wire >= WireVersion::V2_1_0
+    }
+
+    /// The wake hint (docs/PROTOCOL-DECISIONS.md 16.1): one token on
+    /// `emq:{q}:wake`, the list trimmed to [`WAKE_TOKENS`], sent after a write
+    /// that made a job claimable, so a worker parked in `BLPOP` claims at once.
+    /// Empty when this client speaks no 2.1.0.
+    pub(crate) fn wake_hint(&self, keys: &QueueKeys) -> Vec<redis::Cmd> {
+        if !self.speaks_wake() {
+            return Vec::new();
+        }
+        let mut push = redis::cmd("LPUSH");
+        push.arg(&keys.wake).arg("1");
+        let mut trim = redis::cmd("LTRIM");
+        trim.arg(&keys.wake).arg(0).arg(WAKE_TOKENS - 1);
+        vec![push, trim]
+    }
+
+    /// Send the wake hint on its own round trip (after writes that are not
+    /// one script call). A failure is only logged: a lost hint delays a
+    /// pickup until the worker's fallback, it loses nothing.
+    pub(crate) async fn send_wake_hint(&self, keys: &QueueKeys) {
+        let hint = self.wake_hint(keys);
+        if hint.is_empty() {
+            return;
+        }
+        let mut pipe = redis::pipe();
+        for cmd in hint {
+            pipe.add_command(cmd).ignore();
+        }
+        if let Err(e) = self.transport.pipeline(&pipe).await {
+            log::debug!("echomq: wake hint on {} not sent: {e}", keys.wake);
+        }
+    }
+
     pub(crate) fn check_payload(&self, payload: &[u8]) -> Result<()> {
         let max = self.transport.options().max_payload;
         if payload.len() > max {
@@ -246,6 +298,7 @@ impl Client {
                 &[id.as_str().as_bytes(), payload],
                 id,
                 "enqueued",
+                &self.wake_hint(keys),
             )
             .await?;
         let duplicate = !replies::created(answer)?;
@@ -269,8 +322,8 @@ impl Client {
         Ok(stored.as_deref() == Some(payload))
     }
 
-    /// Run a write script. With `wait_replicas`, `WAIT` follows it in the
-    /// same round trip, and a shortfall answers [`ErrorKind::NotDurable`]
+    /// Run a write script, then `then` (the wake hint) in the same round
+    /// trip. With `wait_replicas`, `WAIT` follows them there too, and a shortfall answers [`ErrorKind::NotDurable`]
     /// (after the script's own refusal, which takes precedence).
     async fn write(
         &self,
@@ -279,12 +332,16 @@ impl Client {
         args: &[&[u8]],
         id: &BrandedId,
         what: &str,
+        then: &[redis::Cmd],
     ) -> Result<Value> {
         let wanted = self.transport.options().wait_replicas;
         if wanted == 0 {
-            return self.transport.script(script, keys, args).await;
+            return self.transport.script_then(script, keys, args, then).await;
         }
-        let (reply, acked) = self.transport.script_then_wait(script, keys, args).await?;
+        let (reply, acked) = self
+            .transport
+            .script_then_wait(script, keys, args, then)
+            .await?;
         if acked < u64::from(wanted) {
             return Err(Error::not_durable(id.as_str(), what, acked, wanted));
         }
@@ -355,6 +412,8 @@ impl Client {
     ) -> Result<Enqueued> {
         let ms_text = ms.to_string();
         let row = keys.job(id);
+        // The hint wakes a parked worker, whose pumps then look at the
+        // schedule and plan for this job's run-at.
         let answer = self
             .write(
                 &scripts::SCHEDULE,
@@ -367,6 +426,7 @@ impl Client {
                 ],
                 id,
                 "scheduled",
+                &self.wake_hint(keys),
             )
             .await?;
         let created = replies::created(answer)?;
@@ -456,6 +516,9 @@ impl Client {
             }
             Err(e) => return Err(e),
         };
+        // One hint for the whole batch: the woken worker's claim keeps a
+        // token in the list while a backlog remains, so others join in.
+        self.send_wake_hint(&keys).await;
         let shortfall = self.batch_shortfall(&keys.pending).await?;
         let wanted = self.transport.options().wait_replicas;
         let mut out = Vec::with_capacity(ids.len());
@@ -611,7 +674,7 @@ impl Client {
             replies::completed(&id, answer)?;
             None
         } else {
-            let (answer, acked) = self.transport.script_then_wait(script, &k, &a).await?;
+            let (answer, acked) = self.transport.script_then_wait(script, &k, &a, &[]).await?;
             replies::completed(&id, Ok(answer))?;
             Some(acked)
         };
@@ -849,7 +912,11 @@ impl Client {
             .transport
             .script_many(&scripts::RELEASE, &calls)
             .await?;
-        Ok(answers.into_iter().map(replies::released).collect())
+        let released: Vec<Result<()>> = answers.into_iter().map(replies::released).collect();
+        if released.iter().any(|r| r.is_ok()) {
+            self.send_wake_hint(&keys).await;
+        }
+        Ok(released)
     }
 
     // ---- pumps ---------------------------------------------------------
@@ -883,7 +950,32 @@ impl Client {
                 &[keys.base.as_bytes(), limit.to_string().as_bytes()],
             )
             .await?;
-        replies::moved(answer)
+        let moved = replies::moved(answer)?;
+        if moved > 0 {
+            self.send_wake_hint(&keys).await;
+        }
+        Ok(moved)
+    }
+
+    /// When the worker's pumps next have work on `queue` (one read-only
+    /// script; the worker's own, not in the bindings).
+    pub(crate) async fn next_due(&self, queue: &str) -> Result<NextDue> {
+        let keys = QueueKeys::new(queue)?;
+        let answer = self
+            .transport
+            .script(
+                &scripts::NEXT_DUE,
+                &[&keys.schedule, &keys.active, &keys.repeat],
+                &[],
+            )
+            .await?;
+        let (schedule, lease, repeat): (i64, i64, i64) = redis::from_redis_value(answer)?;
+        let ms = |v: i64| u64::try_from(v).ok();
+        Ok(NextDue {
+            schedule_ms: ms(schedule),
+            lease_ms: ms(lease),
+            repeat_ms: ms(repeat),
+        })
     }
 
     // ---- inspection and administration -----------------------------------
@@ -1011,6 +1103,8 @@ impl Client {
             .transport
             .query(redis::cmd("HDEL").arg(&keys.meta).arg("paused"))
             .await?;
+        // Claims dropped the wake tokens while paused; parked workers wake now.
+        self.send_wake_hint(&keys).await;
         self.publish(&keys, "resumed", "", &[]);
         Ok(())
     }
@@ -1030,10 +1124,11 @@ impl Client {
         let row = keys.job(&id);
         let answer = self
             .transport
-            .script(
+            .script_then(
                 &scripts::REQUEUE_DEAD,
                 &[&keys.dead, &row, &keys.pending],
                 &[id.as_str().as_bytes()],
+                &self.wake_hint(&keys),
             )
             .await?;
         replies::requeued(&id, answer)?;

@@ -282,22 +282,8 @@ impl Target {
                     }
                     Ok(())
                 };
-                let config = redis::AsyncConnectionConfig::new()
-                    .set_push_sender(on_push)
-                    .set_connection_timeout(Some(connect_timeout))
-                    .set_response_timeout(None);
-                let mut conn = client
-                    .get_multiplexed_async_connection_with_config(&config)
-                    .await
-                    .map_err(|e| {
-                        // A connect attempt that ran out of time is a timeout, not a refusal.
-                        let kind = if e.is_timeout() {
-                            ErrorKind::Timeout
-                        } else {
-                            ErrorKind::Connection
-                        };
-                        Error::new(kind, format!("cannot connect: {e}"))
-                    })?;
+                let config = redis::AsyncConnectionConfig::new().set_push_sender(on_push);
+                let mut conn = open_multiplexed(client, config, connect_timeout).await?;
                 refuse_cluster_node(&mut conn).await?;
                 Ok(Conn::Single(conn))
             }
@@ -319,6 +305,40 @@ impl Target {
             }
         }
     }
+}
+
+/// A connection of its own to one cluster node (a `client` from
+/// [`Target::node_client`]), without a response timeout: for a command that
+/// blocks on a key the node owns (the idle worker's `BLPOP`).
+pub(crate) async fn open_node(
+    client: &redis::Client,
+    connect_timeout: Duration,
+) -> Result<MultiplexedConnection> {
+    open_multiplexed(client, redis::AsyncConnectionConfig::new(), connect_timeout).await
+}
+
+/// A multiplexed connection with no response timeout (the transport bounds
+/// each call itself).
+async fn open_multiplexed(
+    client: &redis::Client,
+    config: redis::AsyncConnectionConfig,
+    connect_timeout: Duration,
+) -> Result<MultiplexedConnection> {
+    let config = config
+        .set_connection_timeout(Some(connect_timeout))
+        .set_response_timeout(None);
+    client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .map_err(|e| {
+            // A connect attempt that ran out of time is a timeout, not a refusal.
+            let kind = if e.is_timeout() {
+                ErrorKind::Timeout
+            } else {
+                ErrorKind::Connection
+            };
+            Error::new(kind, format!("cannot connect: {e}"))
+        })
 }
 
 /// A standalone url pointed at a cluster node would work until the first key

@@ -51,7 +51,7 @@ impl Client {
             let row = keys.job(&id);
             let answer = self
                 .transport
-                .script(
+                .script_then(
                     &scripts::ENQUEUE_DEDUP,
                     &[&row, &keys.pending, &dedup_key],
                     &[
@@ -60,6 +60,7 @@ impl Client {
                         keys.base.as_bytes(),
                         ttl.as_bytes(),
                     ],
+                    &self.wake_hint(&keys),
                 )
                 .await?;
             match replies::deduped(answer)? {

@@ -19,6 +19,10 @@ pub const BACKOFF_CAP_MS: u64 = 60_000;
 pub const PUMP_INTERVAL_MS: u64 = 1_000;
 /// The idle poll's ceiling.
 pub const IDLE_MAX_MS: u64 = 50;
+/// How long an idle worker stays parked on its wake list before it looks
+/// anyway (and its pumps' idle ceiling): with the pumps' `next_due`, about
+/// three commands per period, 0.6 a second (the budget of issue #16 is 1).
+pub const WAKE_FALLBACK_MS: u64 = 5_000;
 /// How long in-flight handlers may run after `stop()`.
 pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
 /// Jobs handed to a batch handler in one call.

@@ -31,7 +31,8 @@ const MIGRATION_PREFIX: &str = "{emq}:migration:";
 const MAX_QUEUE_LEN: usize = 128;
 const MAX_DEDUP_ID_LEN: usize = 255;
 
-/// The per-queue structures: five at 2.0.0, plus `limiter` at 2.1.0.
+/// The per-queue structures: five at 2.0.0, plus `limiter`, `repeat` and
+/// `wake` at 2.1.0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KeyType {
     /// The LIST of job ids waiting to be claimed.
@@ -48,11 +49,14 @@ pub enum KeyType {
     Limiter,
     /// echomq:2.1.0: the repeatable jobs' schedule (a ZSET of names by next slot).
     Repeat,
+    /// echomq:2.1.0: wake tokens (a LIST of `1`, at most 64) that idle
+    /// workers block on; the reference runtime's layout.
+    Wake,
 }
 
 impl KeyType {
     /// Every key type, in grammar order.
-    pub const ALL: [KeyType; 7] = [
+    pub const ALL: [KeyType; 8] = [
         KeyType::Pending,
         KeyType::Active,
         KeyType::Schedule,
@@ -60,12 +64,13 @@ impl KeyType {
         KeyType::Meta,
         KeyType::Limiter,
         KeyType::Repeat,
+        KeyType::Wake,
     ];
 
     /// The wire version that registered this key type.
     pub fn since(self) -> WireVersion {
         match self {
-            KeyType::Limiter | KeyType::Repeat => WireVersion::V2_1_0,
+            KeyType::Limiter | KeyType::Repeat | KeyType::Wake => WireVersion::V2_1_0,
             _ => WireVersion::V2_0_0,
         }
     }
@@ -80,6 +85,7 @@ impl KeyType {
             KeyType::Meta => "meta",
             KeyType::Limiter => "limiter",
             KeyType::Repeat => "repeat",
+            KeyType::Wake => "wake",
         }
     }
 
@@ -521,6 +527,8 @@ pub(crate) struct QueueKeys {
     pub meta: String,
     pub completed: String,
     pub failed: String,
+    /// `emq:{q}:wake` (echomq:2.1.0): wake tokens idle workers block on.
+    pub wake: String,
     /// `emq:{q}:limiter` (echomq:2.1.0): the rate limit's window counter.
     pub limiter: String,
     /// `emq:{q}:repeat` (echomq:2.1.0): the repeatable jobs' schedule.
@@ -538,6 +546,7 @@ impl QueueKeys {
             meta: format!("{base}meta"),
             completed: format!("{base}metrics:completed"),
             failed: format!("{base}metrics:failed"),
+            wake: format!("{base}wake"),
             limiter: format!("{base}limiter"),
             repeat: format!("{base}repeat"),
             base,
@@ -691,6 +700,27 @@ mod tests {
             (keys.job_logs(&id), keys.job_result(&id)),
             (logs.into(), result.into())
         );
+    }
+
+    #[test]
+    fn the_2_1_0_grammar_parses_the_wake_key_and_2_0_0_does_not() {
+        let key = queue_key("orders", KeyType::Wake).unwrap();
+        assert_eq!(key, "emq:{orders}:wake");
+        assert_eq!(QueueKeys::new("orders").unwrap().wake, key);
+        assert_eq!(
+            classify(&key),
+            KeyClass::Queue {
+                queue: "orders".into(),
+                key_type: KeyType::Wake
+            }
+        );
+        assert_eq!(
+            classify_as(&key, WireVersion::V2_0_0),
+            KeyClass::Unclassified
+        );
+        assert_eq!(KeyType::parse("wake"), Some(KeyType::Wake));
+        assert_eq!(KeyType::Wake.since(), WireVersion::V2_1_0);
+        assert_eq!(classify("emq:{orders}:wake:x"), KeyClass::Unclassified);
     }
 
     #[test]

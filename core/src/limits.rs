@@ -41,6 +41,7 @@ impl Client {
                     &keys.dead,
                     &keys.failed,
                     &keys.limiter,
+                    &keys.wake,
                 ],
                 &[
                     keys.base.as_bytes(),

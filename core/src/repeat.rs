@@ -345,9 +345,16 @@ impl Client {
             end.as_bytes(),
             limit.as_bytes(),
         ];
+        // The hint wakes a parked worker, whose pumps then read the repeat
+        // schedule (`next_due`) and plan for this repeat's first slot.
         let answer = self
             .transport
-            .script(&scripts::REPEAT_UPSERT, &[&keys.repeat, &record], &args)
+            .script_then(
+                &scripts::REPEAT_UPSERT,
+                &[&keys.repeat, &record],
+                &args,
+                &self.wake_hint(&keys),
+            )
             .await?;
         match replies::repeat_upserted(answer)? {
             Upserted::Scheduled { mut repeat, .. } => {
@@ -477,6 +484,9 @@ impl Client {
         }
         if let Some(batch) = events {
             batch.send();
+        }
+        if fired > 0 {
+            self.send_wake_hint(&keys).await;
         }
         Ok(fired)
     }

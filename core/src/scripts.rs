@@ -145,6 +145,13 @@ pub static REPEAT_READ: Script = Script::since(
     "repeat_read",
     include_str!("../lua/repeat_read.lua"),
 );
+/// The idle worker's pump planner (issue #16): when promote, reap and the
+/// repeat pump are next due; reads only.
+pub static NEXT_DUE: Script = Script::since(
+    WireVersion::V2_1_0,
+    "next_due",
+    include_str!("../lua/next_due.lua"),
+);
 /// Moves the deployment's wire version forward (compare-and-set, never backward).
 pub static UPGRADE_VERSION: Script = Script::since(
     WireVersion::V2_1_0,
@@ -217,6 +224,7 @@ pub fn all() -> Vec<&'static Script> {
         &REPEAT_FIRE,
         &REPEAT_REMOVE,
         &REPEAT_READ,
+        &NEXT_DUE,
     ];
     all.sort_by_key(|s| s.name);
     all

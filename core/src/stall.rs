@@ -57,6 +57,9 @@ impl Client {
             .await?;
         let reaped = replies::reaped(answer)?;
         self.publish_reaped(&keys, &reaped);
+        if !reaped.recovered.is_empty() {
+            self.send_wake_hint(&keys).await;
+        }
         Ok(reaped)
     }
 

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use redis::aio::MultiplexedConnection;
 use redis::Value;
 
 use crate::conn::{Conn, Target};
@@ -276,34 +277,41 @@ impl Transport {
         })?
     }
 
-    /// Name the connection, fence, record the bundle.
-    async fn prepare(&self, conn: &mut Conn) -> Result<()> {
-        if let (Some(name), Conn::Single(single)) = (&self.options.client_name, &mut *conn) {
+    /// Name a connection to one server and label it with the wire version
+    /// it speaks.
+    async fn label(&self, single: &mut MultiplexedConnection) -> Result<()> {
+        if let Some(name) = &self.options.client_name {
             let _: () = redis::cmd("CLIENT")
                 .arg("SETNAME")
                 .arg(name)
                 .query_async(single)
                 .await?;
         }
-        let speaks = self.options.wire_version;
+        // Part of the handshake: lets `CLIENT LIST` tell which wire version
+        // each connection speaks (the upgrade verb lists the older ones).
+        // Servers before Redis 7.2 do not know SETINFO; that is not an
+        // error. (The cluster client opens node connections itself.)
+        let _: redis::RedisResult<()> = redis::cmd("CLIENT")
+            .arg("SETINFO")
+            .arg("LIB-NAME")
+            .arg(crate::upgrade::LIB_NAME)
+            .query_async(single)
+            .await;
+        let _: redis::RedisResult<()> = redis::cmd("CLIENT")
+            .arg("SETINFO")
+            .arg("LIB-VER")
+            .arg(self.options.wire_version.as_str())
+            .query_async(single)
+            .await;
+        Ok(())
+    }
+
+    /// Name the connection, fence, record the bundle.
+    async fn prepare(&self, conn: &mut Conn) -> Result<()> {
         if let Conn::Single(single) = &mut *conn {
-            // Part of the handshake: lets `CLIENT LIST` tell which wire version
-            // each connection speaks (the upgrade verb lists the older ones).
-            // Servers before Redis 7.2 do not know SETINFO; that is not an
-            // error. (The cluster client opens node connections itself.)
-            let _: redis::RedisResult<()> = redis::cmd("CLIENT")
-                .arg("SETINFO")
-                .arg("LIB-NAME")
-                .arg(crate::upgrade::LIB_NAME)
-                .query_async(single)
-                .await;
-            let _: redis::RedisResult<()> = redis::cmd("CLIENT")
-                .arg("SETINFO")
-                .arg("LIB-VER")
-                .arg(speaks.as_str())
-                .query_async(single)
-                .await;
+            self.label(single).await?;
         }
+        let speaks = self.options.wire_version;
         fence::fence(conn, speaks).await?;
         self.fences.fetch_add(1, Ordering::Relaxed);
         let mismatches = fence::record_bundle(conn, speaks).await?;
@@ -452,39 +460,100 @@ impl Transport {
         .await
     }
 
-    /// The script, then `WAIT replicas timeout` on the same connection in the
-    /// same round trip. Answers the script's reply and how many replicas
-    /// acknowledged the write.
+    /// The script, then `then` on the same connection in the same round
+    /// trip (the wake hint after an enqueue: no extra round trip, and the
+    /// server runs it after the script). Every command of `then` must touch
+    /// the script's slot (a queue's keys share its `{q}` hash tag, so the
+    /// cluster sends the whole pipeline to the queue's master). Answers the
+    /// script's reply; the others' answers are dropped (a hint that fails
+    /// only delays a pickup).
+    pub async fn script_then(
+        &self,
+        script: &Script,
+        keys: &[&str],
+        args: &[&[u8]],
+        then: &[redis::Cmd],
+    ) -> Result<Value> {
+        if then.is_empty() {
+            return self.script(script, keys, args).await;
+        }
+        let mut answers = self.script_pipeline(script, keys, args, then).await?;
+        answers.swap_remove(0).map_err(Error::from)
+    }
+
+    /// The script, then `then`, then `WAIT replicas timeout` on the same
+    /// connection in the same round trip. Answers the script's reply and how
+    /// many replicas acknowledged the writes.
     pub async fn script_then_wait(
         &self,
         script: &Script,
         keys: &[&str],
         args: &[&[u8]],
+        then: &[redis::Cmd],
     ) -> Result<(Value, u64)> {
-        self.run(|mut conn| async move {
-            let mut answers = self
-                .with_wait(evalsha(script, keys, args))
-                .query_async::<Vec<redis::RedisResult<Value>>>(&mut conn)
-                .await?;
-            if matches!(&answers[0], Err(e) if is_noscript(e)) {
-                answers = self
-                    .with_wait(eval(script, keys, args))
-                    .query_async(&mut conn)
-                    .await?;
-            }
-            let acked = answers.pop().expect("two answers")?;
-            let reply = answers.pop().expect("two answers")?;
-            Ok((reply, redis::from_redis_value(acked)?))
-        })
-        .await
+        let mut cmds = then.to_vec();
+        cmds.push(self.wait_cmd());
+        let mut answers = self.script_pipeline(script, keys, args, &cmds).await?;
+        let acked = answers.pop().expect("the WAIT's answer")?;
+        let reply = answers.swap_remove(0)?;
+        Ok((reply, redis::from_redis_value(acked)?))
     }
 
-    fn with_wait(&self, cmd: redis::Cmd) -> redis::Pipeline {
-        let mut pipe = redis::pipe();
-        pipe.ignore_errors();
-        pipe.add_command(cmd);
-        pipe.add_command(self.wait_cmd());
-        pipe
+    /// EVALSHA and `then` in one pipeline, one answer per command; on
+    /// NOSCRIPT the pipeline again with EVAL, and on a transient refusal of
+    /// the script the whole pipeline again after `run`'s backoff (the
+    /// commands of `then` may run twice then: they must be idempotent
+    /// enough, as a hint and `WAIT` are).
+    async fn script_pipeline(
+        &self,
+        script: &Script,
+        keys: &[&str],
+        args: &[&[u8]],
+        then: &[redis::Cmd],
+    ) -> Result<Vec<redis::RedisResult<Value>>> {
+        let pipe_of = |first: redis::Cmd| {
+            let mut pipe = redis::pipe();
+            pipe.ignore_errors();
+            pipe.add_command(first);
+            for cmd in then {
+                pipe.add_command(cmd.clone());
+            }
+            pipe
+        };
+        let answers: Vec<redis::RedisResult<Value>> = self
+            .run(|mut conn| {
+                let pipe_of = &pipe_of;
+                async move {
+                    let mut answers = pipe_of(evalsha(script, keys, args))
+                        .query_async::<Vec<redis::RedisResult<Value>>>(&mut conn)
+                        .await?;
+                    if matches!(answers.first(), Some(Err(e)) if is_noscript(e)) {
+                        answers = pipe_of(eval(script, keys, args))
+                            .query_async(&mut conn)
+                            .await?;
+                    }
+                    // A transient refusal of the script (BUSY, LOADING, MOVED
+                    // inside the pipeline, ...): it did not run; fail the
+                    // attempt so `run` retries it like a lone script call.
+                    if matches!(answers.first(), Some(Err(e)) if transient_code(e).is_some()) {
+                        let refused = answers.swap_remove(0).expect_err("matched above");
+                        return Err(Error::from(refused));
+                    }
+                    Ok(answers)
+                }
+            })
+            .await?;
+        if answers.len() != then.len() + 1 {
+            return Err(Error::new(
+                ErrorKind::Protocol,
+                format!(
+                    "a pipeline of {} commands answered {}",
+                    then.len() + 1,
+                    answers.len()
+                ),
+            ));
+        }
+        Ok(answers)
     }
 
     fn wait_cmd(&self) -> redis::Cmd {
@@ -507,6 +576,80 @@ impl Transport {
             }
         })
         .await
+    }
+
+    /// A connection of its own for a command that blocks (the idle worker's
+    /// `BLPOP` on its wake list `key`): a blocked connection carries nothing
+    /// else, so it cannot be the shared one. Fenced like every connection
+    /// before it is handed out (it is not counted in `fence_count`, which counts
+    /// the shared connection's fences). Standalone: a fresh connection to the
+    /// one server, named, labelled and fenced. Cluster: a
+    /// connection to the master owning `key`'s slot (found as the event
+    /// subscriber finds its node, `CLUSTER SLOTS`), named and labelled; the
+    /// fence runs first on the routed connection, where the fence key's
+    /// master answers it. A later failover shows as a MOVED or a dropped
+    /// connection on the blocked command; the caller drops this connection
+    /// and opens a new one, which finds the new owner.
+    pub async fn open_blocking(&self, key: &str) -> Result<BlockingConn> {
+        if self.is_closed() {
+            return Err(Self::closed_error());
+        }
+        let timeout = self.options.connect_timeout;
+        let speaks = self.options.wire_version;
+        let conn = if self.is_cluster() {
+            // The routed connection (opened and fenced if it was not yet,
+            // re-fenced after a topology event) reaches the fence key's
+            // master; the fence runs there again for this connection.
+            let mut routed = self.run(|conn| async move { Ok(conn) }).await?;
+            self.within_connect_timeout(fence::fence(&mut routed, speaks))
+                .await?;
+            let (host, port) = self.master_of(key).await?;
+            let client = self.target.node_client(&host, port).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Connection,
+                    format!("cannot address the cluster node {host}:{port}"),
+                )
+            })?;
+            self.within_connect_timeout(async {
+                let mut conn = crate::conn::open_node(&client, timeout).await?;
+                self.label(&mut conn).await?;
+                Ok(Conn::Single(conn))
+            })
+            .await?
+        } else {
+            // Named, labelled and fenced; the bundle is the shared
+            // connection's to record (this one only ever blocks).
+            let dead = Arc::new(AtomicBool::new(false));
+            self.within_connect_timeout(async {
+                let mut conn = self.target.open(timeout, dead).await?;
+                if let Conn::Single(single) = &mut conn {
+                    self.label(single).await?;
+                }
+                fence::fence(&mut conn, speaks).await?;
+                Ok(conn)
+            })
+            .await?
+        };
+        if self.is_closed() {
+            return Err(Self::closed_error());
+        }
+        Ok(BlockingConn { conn })
+    }
+
+    /// The master owning `key`'s slot, as `CLUSTER SLOTS` tells it.
+    async fn master_of(&self, key: &str) -> Result<(String, u16)> {
+        let slot = crate::slot::slot(key.as_bytes());
+        self.masters()
+            .await?
+            .into_iter()
+            .find(|m| m.slots.iter().any(|&(a, b)| (a..=b).contains(&slot)))
+            .map(|m| (m.host, m.port))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Unavailable,
+                    format!("no master serves slot {slot} (of {key})"),
+                )
+            })
     }
 
     /// Run many invocations of one script in one round trip, with a verdict
@@ -550,6 +693,19 @@ impl Transport {
                 }
             });
         Ok(futures_util::future::join_all(resend).await)
+    }
+}
+
+/// A dedicated connection from [`Transport::open_blocking`]. Dropping it
+/// closes the socket, which also ends a command still blocked on it.
+pub(crate) struct BlockingConn {
+    conn: Conn,
+}
+
+impl BlockingConn {
+    /// Run one command (no response timeout: the caller bounds it).
+    pub async fn query(&mut self, cmd: &redis::Cmd) -> Result<Value> {
+        Ok(cmd.query_async::<Value>(&mut self.conn).await?)
     }
 }
 

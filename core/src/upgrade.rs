@@ -45,7 +45,7 @@ pub struct UpgradeReport {
 }
 
 /// One probe: its registration and the check it runs on the scratch queue.
-const PROBES: [&str; 8] = [
+const PROBES: [&str; 9] = [
     "row field stalled + reap_stalled",
     "claim_guarded: the attempts cap",
     "key de:<dedup_id> + enqueue_dedup",
@@ -54,6 +54,7 @@ const PROBES: [&str; 8] = [
     "row field progress + update_progress",
     "key job:<id>:logs + add_log, complete_result",
     "key job:<id>:result + complete_many_result, remove_cascade",
+    "key wake + the claim's wake upkeep + next_due",
 ];
 
 fn probe_failed(probe: &str, what: impl std::fmt::Display) -> Error {
@@ -331,6 +332,13 @@ impl Client {
             cmd
         };
 
+        // The limits probe's rate_limit left claims paused for a minute
+        // (meta.rate_limited_until): lift it, or every claim below answers
+        // EMQRATE.
+        self.transport
+            .query::<i64>(redis::cmd("DEL").arg(&keys.meta))
+            .await?;
+
         // Row field progress + update_progress: the holder writes it, a
         // stale token is refused and leaves it as it was.
         let p = PROBES[5];
@@ -407,6 +415,44 @@ impl Client {
                 format!("kept {kept:?} for {ttl} ms, {left} keys left after remove"),
             ));
         }
+        self.probes_2_1_0_wake(scratch, touched).await
+    }
+
+    /// The probe of the wake key and the pumps' planner (decisions 16.*).
+    async fn probes_2_1_0_wake(&self, scratch: &str, touched: &mut Vec<String>) -> Result<()> {
+        let keys = QueueKeys::new(scratch)?;
+        // Key wake: an enqueue leaves one token, the claim that empties
+        // pending drops it, and next_due sees the claim's lease (and no
+        // repeat: the repeat probe removed its record).
+        let p = PROBES[8];
+        touched.push(keys.wake.clone());
+        self.transport
+            .query::<i64>(redis::cmd("DEL").arg(&keys.pending).arg(&keys.wake))
+            .await?;
+        let job = self.enqueue(scratch, b"probe").await?.id;
+        touched.push(keys.job(&job));
+        let tokens: i64 = self
+            .transport
+            .query(redis::cmd("LLEN").arg(&keys.wake))
+            .await?;
+        let held = self.claim_many(scratch, 1, 60_000).await?;
+        let left: i64 = self
+            .transport
+            .query(redis::cmd("EXISTS").arg(&keys.wake))
+            .await?;
+        let due = self.next_due(scratch).await?;
+        if tokens != 1
+            || held.len() != 1
+            || left != 0
+            || due.lease_ms.is_none()
+            || due.repeat_ms.is_some()
+        {
+            return Err(probe_failed(
+                p,
+                format!("{tokens} tokens, claimed {held:?}, {left} left, {due:?}"),
+            ));
+        }
+        self.complete(scratch, job.as_str(), held[0].token).await?;
         Ok(())
     }
 

@@ -2,7 +2,8 @@
 //! every verb on queues that live on three different masters, the fence on
 //! the master owning slot 9051, scripts healed on every master, durable
 //! writes, the worker on three queues over one client, the typed errors for a
-//! URL of the wrong kind, and a live slot migration under load.
+//! URL of the wrong kind, a live slot migration under load, and idle workers
+//! parked on their queues' masters, woken by hints (issue #16).
 //! The failover drill is its own binary (`tests/drill.rs`).
 
 mod cluster_support;
@@ -442,6 +443,109 @@ fn migrate_slot(
     setslot(target, "NODE", target_id);
     setslot(source, "NODE", target_id);
     moved
+}
+
+/// `blocked_clients` in one node's `INFO clients`.
+fn blocked_on(cluster: &Cluster, port: u16) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("clients")
+        .query(&mut cluster.raw(port))
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_workers_park_on_their_queues_master_and_a_hint_wakes_them() {
+    let cluster = Cluster::start();
+    let client = connect(&cluster.url, quick()).await;
+    let durable = connect(
+        &cluster.url,
+        ConnectOptions {
+            wait_replicas: 1,
+            wait_timeout_ms: 5_000,
+            ..quick()
+        },
+    )
+    .await;
+    // A fallback of a minute: within the test only a hint wakes a worker.
+    let options = WorkerOptions {
+        concurrency: 2,
+        wake_fallback_ms: 60_000,
+        ..WorkerOptions::default()
+    };
+    let seen: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+    let masters = cluster.masters();
+    let mut queues = Vec::new();
+    let mut workers = Vec::new();
+    for (i, &master) in masters.iter().enumerate() {
+        let queue = cluster.queue_on(master, &format!("wake{i}-"));
+        let record = seen.clone();
+        let worker = Worker::new(client.clone(), &queue, options.clone(), move |job| {
+            let record = record.clone();
+            async move {
+                record.lock().unwrap().push(job.payload);
+                Ok(())
+            }
+        })
+        .unwrap();
+        workers.push((
+            worker.clone(),
+            tokio::spawn(async move { worker.run().await }),
+        ));
+        queues.push(queue);
+    }
+    // Each worker parks on the master owning its queue's slot (the wake key
+    // has the queue's hash tag), so every master has one blocked client.
+    until(|| masters.iter().all(|&m| blocked_on(&cluster, m) == 1)).await;
+    for queue in &queues {
+        let wake = format!("emq:{{{queue}}}:wake");
+        assert_eq!(echomq::slot::slot(wake.as_bytes()), queue_slot(queue));
+    }
+
+    // A hint after each kind of write wakes the parked worker at once:
+    // enqueue, a durable enqueue (hint, then WAIT, in one round trip), a
+    // batch, and a scheduled job (the woken worker's pumps promote it).
+    let started = Instant::now();
+    let mut expected = HashSet::new();
+    for (i, queue) in queues.iter().enumerate() {
+        let one = format!("one-{i}").into_bytes();
+        let kept = format!("durable-{i}").into_bytes();
+        let batch: Vec<Vec<u8>> = (0..3)
+            .map(|j| format!("batch-{i}-{j}").into_bytes())
+            .collect();
+        let later = format!("later-{i}").into_bytes();
+        client.enqueue(queue, &one).await.unwrap();
+        durable.enqueue(queue, &kept).await.unwrap();
+        assert!(client
+            .enqueue_many(queue, &batch)
+            .await
+            .unwrap()
+            .iter()
+            .all(Result::is_ok));
+        client.enqueue_in(queue, &later, 200).await.unwrap();
+        expected.extend([one, kept, later]);
+        expected.extend(batch);
+    }
+    until(|| seen.lock().unwrap().len() >= expected.len()).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "picked up by hints, not by the one-minute fallback: {:?}",
+        started.elapsed()
+    );
+    let got: HashSet<Vec<u8>> = seen.lock().unwrap().iter().cloned().collect();
+    assert_eq!(got, expected);
+    // Idle again: parked again, each on its own master.
+    until(|| masters.iter().all(|&m| blocked_on(&cluster, m) == 1)).await;
+
+    for (worker, run) in workers {
+        worker.stop();
+        run.await.unwrap().unwrap();
+    }
+    // Stopped workers leave nothing blocked.
+    until(|| masters.iter().all(|&m| blocked_on(&cluster, m) == 0)).await;
 }
 
 async fn until(mut done: impl FnMut() -> bool) {

@@ -152,7 +152,7 @@ async fn upgrade_checks_the_record_probes_on_a_scratch_queue_then_moves_it_forwa
         .await
         .unwrap();
     assert!(!dry.upgraded);
-    assert_eq!(dry.probes.len(), 8, "{dry:?}");
+    assert_eq!(dry.probes.len(), 9, "{dry:?}");
     let v: String = raw.get("{emq}:version").unwrap();
     assert_eq!(v, "echomq:2.0.0");
     // The scratch queue is gone, pass or fail.
@@ -223,6 +223,7 @@ async fn every_2_1_0_registration_passes_its_probe() {
             "row field progress + update_progress",
             "key job:<id>:logs + add_log, complete_result",
             "key job:<id>:result + complete_many_result, remove_cascade",
+            "key wake + the claim's wake upkeep + next_due",
         ]
     );
     let leftovers: Vec<String> = server.raw().keys("emq:*").unwrap();

@@ -22,6 +22,8 @@ pub const EMQ_KEY_META: emq_key_type = 4;
 pub const EMQ_KEY_LIMITER: emq_key_type = 5;
 /// `emq:{q}:repeat` (wire 2.1.0): the repeatable jobs' schedule.
 pub const EMQ_KEY_REPEAT: emq_key_type = 6;
+/// `emq:{q}:wake` (wire 2.1.0): wake tokens idle workers block on.
+pub const EMQ_KEY_WAKE: emq_key_type = 7;
 
 /// What a key is, by parse (`EMQ_CLASS_*`).
 ///
@@ -92,6 +94,7 @@ fn parse_key_type(t: emq_key_type) -> FfiResult<KeyType> {
         EMQ_KEY_META => KeyType::Meta,
         EMQ_KEY_LIMITER => KeyType::Limiter,
         EMQ_KEY_REPEAT => KeyType::Repeat,
+        EMQ_KEY_WAKE => KeyType::Wake,
         other => {
             return Err(Fail::invalid_argument(format!(
                 "unknown key type {other}: expected one of EMQ_KEY_*"

@@ -125,11 +125,12 @@ fn struct_layouts_lp64() {
         token => 24, error => 32, retry_in_ms => 40, duration_ms => 48, count => 56);
     layout!(emq_queue_event, 56, 8, queue => 0, event => 8, job => 16, field_names => 24,
         field_values => 32, field_count => 40, json => 48);
-    layout!(emq_worker_options, 120, 8, size => 0, concurrency => 8, backoff => 12,
+    layout!(emq_worker_options, 128, 8, size => 0, concurrency => 8, backoff => 12,
         lease_ms => 16, max_attempts => 24, backoff_base_ms => 32, backoff_cap_ms => 40,
         pump_interval_ms => 48, idle_max_ms => 56, shutdown_grace_ms => 64,
         prefetch => 72, handler_batch => 80, dead_max_age_ms => 88, dead_max_len => 96,
-        max_stalls => 104, keep_result_ms => 112);
+        max_stalls => 104, keep_result_ms => 112,
+        wake_fallback_ms => 120);
     layout!(emq_string_list, 16, 8, items => 0, len => 8);
     layout!(emq_stats, 80, 8, claimed => 0, completed => 8, retried => 16, dead => 24,
         lease_lost => 32, in_flight => 40, claim_failures => 48, heartbeat_failures => 56,
@@ -289,6 +290,16 @@ fn pure_helpers() {
         );
         assert_eq!(text(key), "emq:{orders}:dead");
         emq_string_free(key);
+        // The 2.1.0 key types keep their numbers: repeat 6, wake 7.
+        for (t, suffix) in [(EMQ_KEY_REPEAT, "repeat"), (EMQ_KEY_WAKE, "wake")] {
+            assert_eq!(
+                emq_queue_key(c"orders".as_ptr(), t, &mut key, null_mut()),
+                EMQ_OK
+            );
+            assert_eq!(text(key), format!("emq:{{orders}}:{suffix}"));
+            emq_string_free(key);
+        }
+        assert_eq!((EMQ_KEY_REPEAT, EMQ_KEY_WAKE), (6, 7));
         assert_eq!(
             emq_queue_key(c"emq".as_ptr(), EMQ_KEY_DEAD, &mut key, null_mut()),
             EMQ_ERR_INVALID_QUEUE
@@ -409,8 +420,9 @@ fn documented_defaults_are_the_cores() {
     );
     assert_eq!(w.pump_interval_ms, core::PUMP_INTERVAL_MS);
     assert_eq!(w.idle_max_ms, core::IDLE_MAX_MS);
+    assert_eq!(w.wake_fallback_ms, core::WAKE_FALLBACK_MS);
     assert_eq!(w.shutdown_grace_ms, core::SHUTDOWN_GRACE_MS);
-    assert_eq!(w.prefetch, EMQ_PREFETCH_CONCURRENCY);
+    assert_eq!(w.prefetch, EMQ_PREFETCH_ADAPTIVE);
     assert_eq!(w.handler_batch as usize, core::HANDLER_BATCH);
     let c = emq_connect_options_default();
     assert_eq!(c.node_id, -1);

@@ -87,8 +87,9 @@ pub struct emq_worker_options {
     /// How long in-flight handlers may run after a stop. Default 10000.
     pub shutdown_grace_ms: u64,
     /// Jobs claimed ahead of free slots, so the next claim overlaps running
-    /// callbacks; `EMQ_PREFETCH_CONCURRENCY` (-1, the default) means as many
-    /// as `concurrency`, 0 claims only for free slots.
+    /// callbacks; `EMQ_PREFETCH_ADAPTIVE` (-1, the default) adapts the window
+    /// to handler time against the claim round trip (at most `concurrency`,
+    /// none for slow callbacks), 0 claims only for free slots.
     pub prefetch: i64,
     /// Jobs handed to one blocking call, whose callbacks then run one after
     /// another (fewer thread hand-offs; slots free when the batch is done).
@@ -107,13 +108,20 @@ pub struct emq_worker_options {
     /// the job's result for this long (`emq_result`, `emq_wait_for_result`;
     /// wire 2.1.0). 0 (the default) keeps nothing.
     pub keep_result_ms: u64,
+    /// How long an idle worker stays parked on the queue's wake list before
+    /// it looks anyway (jobs written without a wake hint). Default 5000.
+    pub wake_fallback_ms: u64,
 }
 
 /// `emq_worker_options.dead_max_len`: no length bound.
 pub const EMQ_DEAD_KEEP_ALL: i64 = -1;
 
-/// `emq_worker_options.prefetch`: as many as `concurrency`.
-pub const EMQ_PREFETCH_CONCURRENCY: i64 = -1;
+/// `emq_worker_options.prefetch`: the adaptive window (see docs/API.md).
+pub const EMQ_PREFETCH_ADAPTIVE: i64 = -1;
+
+/// The former name of [`EMQ_PREFETCH_ADAPTIVE`] (same value), kept so
+/// existing callers compile; the default it names is now adaptive.
+pub const EMQ_PREFETCH_CONCURRENCY: i64 = EMQ_PREFETCH_ADAPTIVE;
 
 /// The worker's counters.
 #[repr(C)]
@@ -157,7 +165,7 @@ pub extern "C" fn emq_worker_options_default() -> emq_worker_options {
         pump_interval_ms: d.pump_interval_ms,
         idle_max_ms: d.idle_max_ms,
         shutdown_grace_ms: d.shutdown_grace_ms,
-        prefetch: d.prefetch.map_or(EMQ_PREFETCH_CONCURRENCY, |p| {
+        prefetch: d.prefetch.map_or(EMQ_PREFETCH_ADAPTIVE, |p| {
             i64::try_from(p).unwrap_or(i64::MAX)
         }),
         handler_batch: u32::try_from(d.handler_batch).unwrap_or(u32::MAX),
@@ -167,6 +175,7 @@ pub extern "C" fn emq_worker_options_default() -> emq_worker_options {
             .map_or(EMQ_DEAD_KEEP_ALL, |n| i64::try_from(n).unwrap_or(i64::MAX)),
         max_stalls: d.max_stalls,
         keep_result_ms: d.keep_result_ms,
+        wake_fallback_ms: d.wake_fallback_ms,
     }
 }
 
@@ -215,11 +224,11 @@ impl emq_worker_options {
             idle_max_ms: self.idle_max_ms,
             shutdown_grace_ms: self.shutdown_grace_ms,
             prefetch: match self.prefetch {
-                EMQ_PREFETCH_CONCURRENCY => None,
+                EMQ_PREFETCH_ADAPTIVE => None,
                 p if p >= 0 => Some(usize::try_from(p).unwrap_or(usize::MAX)),
                 other => {
                     return Err(Fail::invalid_argument(format!(
-                        "prefetch {other}: expected >= 0 or EMQ_PREFETCH_CONCURRENCY"
+                        "prefetch {other}: expected >= 0 or EMQ_PREFETCH_ADAPTIVE"
                     )))
                 }
             },
@@ -236,6 +245,7 @@ impl emq_worker_options {
             },
             max_stalls: self.max_stalls,
             keep_result_ms: self.keep_result_ms,
+            wake_fallback_ms: self.wake_fallback_ms,
         })
     }
 }

@@ -17,6 +17,9 @@ struct Args {
     events: bool,
     /// `--listeners on`: a no-op worker event listener.
     listeners: bool,
+    /// `idle`: seconds the worker sits idle before the pickups (the
+    /// orchestrator counts the server's commands meanwhile).
+    idle_seconds: f64,
     /// Durable writes (`ConnectOptions::wait_replicas`); 0 = off.
     wait_replicas: u32,
 }
@@ -36,6 +39,7 @@ fn parse_args() -> Args {
         payload_size: 100,
         events: true,
         listeners: false,
+        idle_seconds: 10.0,
         wait_replicas: 0,
     };
     while let Some(flag) = it.next() {
@@ -49,6 +53,7 @@ fn parse_args() -> Args {
             "--payload-size" => a.payload_size = value.parse().expect("--payload-size"),
             "--events" => a.events = value == "on",
             "--listeners" => a.listeners = value == "on",
+            "--idle-seconds" => a.idle_seconds = value.parse().expect("--idle-seconds"),
             "--wait-replicas" => a.wait_replicas = value.parse().expect("--wait-replicas"),
             other => panic!("unknown flag {other}"),
         }
@@ -220,6 +225,105 @@ async fn main() {
                     .expect("enqueue");
             }
             wait_for(&worker, a.n as u64).await;
+            let seconds = start.elapsed().as_secs_f64();
+            worker.stop();
+            running.await.unwrap().unwrap();
+            let mut l = latencies.lock().unwrap().clone();
+            l.sort_by(|x, y| x.partial_cmp(y).unwrap());
+            let pct = |p: f64| l[((l.len() as f64 * p) as usize).min(l.len() - 1)];
+            report(&a, a.n, seconds, Some(pct(0.50)), Some(pct(0.99)));
+        }
+        "slow" => {
+            // The slow-handler row (issue #16): two workers of 4 slots with
+            // 50 ms handlers share a pre-filled queue; the most jobs either
+            // held at once (stats.in_flight: running + prefetched + settling)
+            // and the makespan against the ideal split (n x 50 ms / 8 slots).
+            let make = || {
+                // EMQ_BENCH_PREFETCH=n: the old fixed window, for a before/after.
+                let prefetch = std::env::var("EMQ_BENCH_PREFETCH")
+                    .ok()
+                    .map(|v| v.parse().expect("EMQ_BENCH_PREFETCH"));
+                let options = WorkerOptions {
+                    concurrency: 4,
+                    prefetch,
+                    ..WorkerOptions::default()
+                };
+                Worker::new(client.clone(), &a.queue, options, |_job| async move {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    Ok(())
+                })
+                .expect("worker")
+            };
+            let workers = [make(), make()];
+            let start = Instant::now();
+            let runs: Vec<_> = workers
+                .iter()
+                .map(|w| {
+                    let w = w.clone();
+                    tokio::spawn(async move { w.run().await })
+                })
+                .collect();
+            let mut most = 0u64;
+            let deadline = Instant::now() + Duration::from_secs(300);
+            while workers.iter().map(|w| w.stats().completed).sum::<u64>() < a.n as u64 {
+                assert!(Instant::now() < deadline, "timed out");
+                for w in &workers {
+                    most = most.max(w.stats().in_flight);
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            let seconds = start.elapsed().as_secs_f64();
+            for w in &workers {
+                w.stop();
+            }
+            for r in runs {
+                r.await.unwrap().unwrap();
+            }
+            let ideal = a.n as f64 * 0.050 / 8.0;
+            println!(
+                "{{\"workload\": \"slow\", \"jobs\": {}, \"seconds\": {seconds:.6}, \"p50_ms\": null, \"p99_ms\": null, \"version\": \"echomq {} (rust)\", \"note\": \"most held by one worker {most} (4 slots); makespan {:.2} x the ideal split\"}}",
+                a.n,
+                env!("CARGO_PKG_VERSION"),
+                seconds / ideal
+            );
+        }
+        "idle" => {
+            // Idle pickup (issue #16): a worker with the default options sits
+            // idle for --idle-seconds (the orchestrator reads INFO
+            // commandstats around that window), then one job every ~200 ms;
+            // the handler records enqueue -> start.
+            let latencies: Arc<Mutex<Vec<f64>>> = Arc::default();
+            let record = latencies.clone();
+            let options = WorkerOptions {
+                concurrency: a.concurrency,
+                ..WorkerOptions::default()
+            };
+            let worker = Worker::new(client.clone(), &a.queue, options, move |job| {
+                let record = record.clone();
+                async move {
+                    let ms = (now_ns().saturating_sub(enqueued_at_ns(&job.payload))) as f64 / 1e6;
+                    record.lock().unwrap().push(ms);
+                    Ok(())
+                }
+            })
+            .expect("worker");
+            let running = tokio::spawn({
+                let w = worker.clone();
+                async move { w.run().await }
+            });
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            eprintln!("idle-start");
+            tokio::time::sleep(Duration::from_secs_f64(a.idle_seconds)).await;
+            eprintln!("idle-end");
+            let start = Instant::now();
+            for i in 0..a.n {
+                client
+                    .enqueue(&a.queue, payload(i, a.payload_size))
+                    .await
+                    .expect("enqueue");
+                wait_for(&worker, i as u64 + 1).await;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
             let seconds = start.elapsed().as_secs_f64();
             worker.stop();
             running.await.unwrap().unwrap();

@@ -93,6 +93,7 @@ class Worker:
         dead_max_len: Optional[int] = None,
         max_stalls: Optional[int] = None,
         keep_result_ms: Optional[Duration] = None,
+        wake_fallback_ms: Optional[Duration] = None,
         handle_signals: bool = True,
         events: Optional[object] = None,
     ) -> None:
@@ -123,6 +124,7 @@ class Worker:
             dead_max_len=dead_max_len,
             max_stalls=max_stalls,
             keep_result_ms=keep_result_ms,
+            wake_fallback_ms=wake_fallback_ms,
             batched=self._async,
         )
         self._listeners = listeners

@@ -17,10 +17,13 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::keys;
 use crate::types::Job;
 
+mod adapt;
 mod events;
+mod pump;
 mod run;
 mod settle;
 mod state;
+mod wake;
 
 pub use events::{EventListener, WorkerEvent};
 
@@ -68,16 +71,29 @@ pub struct WorkerOptions {
     pub backoff_cap_ms: u64,
     /// How often the worker runs promote and reap. Default 1 000.
     pub pump_interval_ms: u64,
-    /// Longest idle poll interval (the adaptive back-off's ceiling). Default 50.
+    /// Longest idle poll interval (the adaptive back-off's ceiling). Default
+    /// 50. At wire 2.1.0 an idle worker parks on the wake list instead
+    /// (`wake_fallback_ms`); this still bounds the waits after a claim
+    /// failure or at the queue's concurrency ceiling, and the whole idle poll
+    /// of a client speaking 2.0.0.
     pub idle_max_ms: u64,
+    /// How long an idle worker (wire 2.1.0) stays parked on the queue's wake
+    /// list before it looks anyway: it claims, and its pumps run at least
+    /// this often while it holds nothing. Our producers' hints wake it at
+    /// once; this bounds the delay for jobs written without one (another
+    /// runtime, `redis-cli`, a lost hint). Default 5 000.
+    pub wake_fallback_ms: u64,
     /// How long in-flight handlers may run after `stop()`. Default 10 000.
     pub shutdown_grace_ms: u64,
     /// Jobs claimed ahead of free slots, so the next claim's round trip
-    /// overlaps running handlers. `None` (the default) means as many as
-    /// `concurrency`; `Some(0)` claims only for free slots. Prefetched jobs
-    /// are leased and heartbeated like running ones, and handed back at
-    /// once on `stop()`. Lower it when handlers are long and many workers
-    /// share a queue, so one worker does not sit on jobs another could run.
+    /// overlaps running handlers. `None` (the default) adapts: the worker
+    /// prefetches as many jobs as its slots finish during one claim round
+    /// trip (measured), at most `concurrency` — the full window for
+    /// handlers much shorter than a round trip, none for slow ones, so a
+    /// slow worker holds no more than its running jobs plus the completions
+    /// still on the wire. `Some(n)` fixes the window at `n`; `Some(0)`
+    /// claims only for free slots. Prefetched jobs are leased and
+    /// heartbeated like running ones, and handed back at once on `stop()`.
     pub prefetch: Option<usize>,
     /// Jobs handed to a batch handler (Python, Node, C) in one call, to
     /// amortise the crossing into the language. Default 1. A batch's jobs
@@ -115,6 +131,7 @@ impl Default for WorkerOptions {
             backoff_cap_ms: defaults::BACKOFF_CAP_MS,
             pump_interval_ms: defaults::PUMP_INTERVAL_MS,
             idle_max_ms: defaults::IDLE_MAX_MS,
+            wake_fallback_ms: defaults::WAKE_FALLBACK_MS,
             shutdown_grace_ms: defaults::SHUTDOWN_GRACE_MS,
             prefetch: None,
             handler_batch: defaults::HANDLER_BATCH,
@@ -143,6 +160,7 @@ impl WorkerOptions {
             ("lease_ms", self.lease_ms, 1),
             ("pump_interval_ms", self.pump_interval_ms, 1),
             ("idle_max_ms", self.idle_max_ms, 1),
+            ("wake_fallback_ms", self.wake_fallback_ms, 1),
             ("shutdown_grace_ms", self.shutdown_grace_ms, 0),
             ("backoff_base_ms", self.backoff_base_ms, 0),
             ("backoff_cap_ms", self.backoff_cap_ms, 0),
@@ -163,7 +181,8 @@ impl WorkerOptions {
         Ok(())
     }
 
-    /// Jobs claimed ahead of free slots (`prefetch`, defaulting to `concurrency`).
+    /// The most jobs claimed ahead of free slots: an explicit `prefetch`, or
+    /// `concurrency`, the adaptive window's ceiling.
     pub fn prefetch_jobs(&self) -> usize {
         self.prefetch.unwrap_or(self.concurrency)
     }
@@ -458,6 +477,7 @@ impl Worker {
                 panic_next_run: AtomicBool::new(false),
                 events: std::sync::OnceLock::new(),
                 metrics: crate::metrics::WorkerMetrics::for_queue(queue),
+                plan: pump::PumpPlan::default(),
             }),
         })
     }

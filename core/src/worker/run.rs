@@ -2,7 +2,8 @@
 //! the pumps and the graceful drain. Settlement is in `settle.rs`.
 //!
 //! The loop keeps up to `concurrency` jobs running and up to `prefetch` more
-//! claimed and waiting, with at most one claim on the wire. The claim for the
+//! claimed and waiting (by default an adaptive window, see `adapt.rs`), with
+//! at most one claim on the wire. The claim for the
 //! next jobs therefore overlaps the handlers of the current ones instead of
 //! alternating with them (claim → run → claim), and claims come back in
 //! larger batches.
@@ -18,11 +19,12 @@ use tokio::sync::{mpsc, Notify};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
+use super::adapt::Adaptive;
+use super::pump;
 use super::settle::{ids, lock, release, settle, settler, Held, Settlement};
 use super::state::{panic_text, Dispatch, Shared as WorkerShared};
+use super::wake::Wake;
 use super::{HandlerError, Output, WorkerEvent};
-use crate::admin::DeadBound;
-use crate::defaults::PUMP_LIMIT;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
 use crate::types::Job;
@@ -37,6 +39,8 @@ struct Settle {
     busy: Arc<AtomicUsize>,
     /// Wakes the loop when slots free up (a stored permit, so none is missed).
     freed: Arc<Notify>,
+    /// Handler and claim times, for the adaptive prefetch window.
+    adaptive: Arc<Adaptive>,
 }
 
 /// Frees a task's slots however the task ends (finished, panicked, aborted).
@@ -133,6 +137,14 @@ struct Run {
     tasks: JoinSet<()>,
     /// The claim on the wire, if any (at most one).
     claiming: Option<JoinHandle<Result<Vec<Job>>>>,
+    /// The wake listener (wire 2.1.0), `None` for a client speaking 2.0.0.
+    wake: Option<Wake>,
+    /// Parked: the `BLPOP` on the wake list, answering woken (true) or
+    /// timed out (false). No claim goes out while it waits.
+    parking: Option<JoinHandle<Result<bool>>>,
+    /// The last park ended with a token (so an empty claim after it was a
+    /// hint for something else: a scheduled job, or a stale token).
+    woken: bool,
     /// Claimed jobs waiting for a free slot.
     buffer: VecDeque<Job>,
     idle: Duration,
@@ -147,7 +159,11 @@ impl Run {
     fn start(shared: Arc<WorkerShared>) -> Run {
         let held: Held = Arc::default();
         let heartbeat = Owned::spawn(heartbeat(shared.clone(), held.clone()));
-        let pumps = Owned::spawn(pumps(shared.clone()));
+        let pumps = Owned::spawn(pump::pumps(shared.clone(), held.clone()));
+        let wake = shared.client.speaks_wake().then(|| {
+            let keys = crate::keys::QueueKeys::new(&shared.queue).expect("a checked queue name");
+            Wake::new(shared.client.clone(), keys.wake)
+        });
         let capacity = shared.options.concurrency * 2;
         let (settle_tx, settle_rx) = mpsc::channel::<Settlement>(capacity);
         let settler = tokio::spawn(settler(shared.clone(), settle_rx));
@@ -157,6 +173,7 @@ impl Run {
             settler: settle_tx,
             busy: Arc::default(),
             freed: Arc::default(),
+            adaptive: Arc::default(),
         };
         Run {
             shared,
@@ -167,6 +184,9 @@ impl Run {
             settler: Some(settler),
             tasks: JoinSet::new(),
             claiming: None,
+            wake,
+            parking: None,
+            woken: false,
             buffer: VecDeque::new(),
             idle: Duration::from_millis(1),
             worked: false,
@@ -195,7 +215,8 @@ impl Run {
             let ctx = self.ctx.as_ref().expect("the context lives until drained");
             start_handlers(ctx, &mut self.tasks, &mut self.buffer);
             let room = self.claim_room();
-            if room > 0 && self.claiming.is_none() && Instant::now() >= self.next_claim {
+            let parked = self.parking.is_some();
+            if room > 0 && self.claiming.is_none() && !parked && Instant::now() >= self.next_claim {
                 self.start_claim(room);
             }
             self.wait(room > 0).await?;
@@ -208,7 +229,7 @@ impl Run {
     /// round trips.
     fn claim_room(&self) -> usize {
         let opts = &self.shared.options;
-        let capacity = opts.concurrency + opts.prefetch_jobs();
+        let capacity = opts.concurrency + self.prefetch_window();
         let busy = self.busy();
         let room = capacity.saturating_sub(busy + self.buffer.len());
         let starving = self.buffer.is_empty() && busy < opts.concurrency;
@@ -219,29 +240,48 @@ impl Run {
         }
     }
 
+    /// Jobs to hold claimed ahead of free slots now: an explicit `prefetch`,
+    /// else the adaptive window.
+    fn prefetch_window(&self) -> usize {
+        let opts = &self.shared.options;
+        match opts.prefetch {
+            Some(n) => n,
+            None => self.ctx().adaptive.window(opts.concurrency),
+        }
+    }
+
     /// Put one claim for up to `room` jobs on the wire.
     fn start_claim(&mut self, room: usize) {
         let shared = self.shared.clone();
+        let adaptive = self.ctx().adaptive.clone();
         self.claiming = Some(tokio::spawn(async move {
             let opts = &shared.options;
             let (lease, max_attempts) = (opts.lease_ms, opts.max_attempts);
-            claim_for_worker(
+            let sent = Instant::now();
+            let claimed = claim_for_worker(
                 &shared.client,
                 &shared.queue,
                 room as u64,
                 lease,
                 max_attempts,
             )
-            .await
+            .await;
+            if claimed.is_ok() {
+                adaptive.claim_took(sent.elapsed());
+            }
+            claimed
         }));
     }
 
     /// Wait for whichever comes first: slots freeing up, the claim
-    /// answering, `stop()`, or the next claim falling due (at the latest
-    /// `idle_max`).
+    /// answering, the park ending, `stop()`, or the next claim falling due
+    /// (at the latest `idle_max`; parked, the park's own timeout).
     async fn wait(&mut self, want_claim: bool) -> Result<()> {
-        let idle_max = Duration::from_millis(self.shared.options.idle_max_ms);
-        let wake = if self.claiming.is_none() && want_claim {
+        let opts = &self.shared.options;
+        let idle_max = Duration::from_millis(opts.idle_max_ms);
+        let wake = if self.parking.is_some() {
+            Instant::now() + Duration::from_millis(opts.wake_fallback_ms) + idle_max
+        } else if self.claiming.is_none() && want_claim {
             self.next_claim
         } else {
             Instant::now() + idle_max
@@ -255,7 +295,41 @@ impl Run {
                 self.claiming = None;
                 self.on_claimed(claimed)
             }
+            parked = answer(&mut self.parking) => {
+                self.parking = None;
+                self.on_parked(parked);
+                Ok(())
+            }
             _ = tokio::time::sleep_until(wake) => Ok(()),
+        }
+    }
+
+    /// Park on the wake list: the next claim goes out when a token arrives
+    /// or `wake_fallback_ms` passes (for producers that sent no hint).
+    fn park(&mut self, wake: Wake) {
+        let timeout = Duration::from_millis(self.shared.options.wake_fallback_ms);
+        self.parking = Some(tokio::spawn(async move { wake.wait(timeout).await }));
+    }
+
+    /// The park ended: claim now, woken or not. A failed park (the wake
+    /// connection could not open or dropped) falls back to the short poll
+    /// once, and the next empty claim parks again on a fresh connection.
+    fn on_parked(&mut self, parked: Result<bool>) {
+        match parked {
+            Ok(woken) => {
+                self.woken = woken;
+                self.next_claim = Instant::now();
+            }
+            Err(e) => {
+                self.woken = false;
+                log::warn!(
+                    "echomq worker: wake list of {} failed: {e}",
+                    self.shared.queue
+                );
+                self.shared.emit_error(&e);
+                let idle_max = Duration::from_millis(self.shared.options.idle_max_ms);
+                self.next_claim = Instant::now() + idle_max.max(Duration::from_millis(100));
+            }
         }
     }
 
@@ -267,7 +341,12 @@ impl Run {
         let idle_max = Duration::from_millis(self.shared.options.idle_max_ms);
         match claimed {
             Ok(jobs) if !jobs.is_empty() => {
-                self.worked = true;
+                if !std::mem::replace(&mut self.worked, true) {
+                    // Busy again: the pumps go back to their beat.
+                    let beat = Duration::from_millis(self.shared.options.pump_interval_ms);
+                    self.shared.plan.due_by(Instant::now() + beat);
+                }
+                self.woken = false;
                 self.idle = Duration::from_millis(1);
                 self.next_claim = Instant::now();
                 take(&self.shared, &self.held, &mut self.buffer, jobs);
@@ -276,8 +355,18 @@ impl Run {
                 if std::mem::take(&mut self.worked) {
                     self.shared.emit(WorkerEvent::Drained);
                 }
-                self.next_claim = Instant::now() + self.idle;
-                self.idle = (self.idle * 2).min(idle_max);
+                if std::mem::take(&mut self.woken) {
+                    // A token with nothing to claim: most likely a scheduled
+                    // job's hint, so let the pumps look at the schedule now.
+                    self.shared.plan.due_by(Instant::now());
+                }
+                match self.wake.clone() {
+                    Some(wake) => self.park(wake),
+                    None => {
+                        self.next_claim = Instant::now() + self.idle;
+                        self.idle = (self.idle * 2).min(idle_max);
+                    }
+                }
             }
             // Not a failure: wait what the server answered (0 = until a
             // slot frees, i.e. the idle back-off).
@@ -313,6 +402,9 @@ impl Run {
             self.buffer.len()
         );
         self.pumps.0.abort();
+        if let Some(park) = self.parking.take() {
+            park.abort();
+        }
         if let Some(claim) = self.claiming.take() {
             if let Ok(Ok(jobs)) = claim.await {
                 take(&self.shared, &self.held, &mut self.buffer, jobs);
@@ -356,6 +448,9 @@ impl Drop for Run {
         if let Some(claim) = self.claiming.take() {
             claim.abort();
         }
+        if let Some(park) = self.parking.take() {
+            park.abort();
+        }
         self.tasks.abort_all();
         let held: Vec<(BrandedId, u64)> =
             lock(&self.held).iter().map(|(id, t)| (*id, *t)).collect();
@@ -375,8 +470,8 @@ impl Drop for Run {
     }
 }
 
-/// The outcome of the claim on the wire; never ready when there is none.
-async fn answer(claiming: &mut Option<JoinHandle<Result<Vec<Job>>>>) -> Result<Vec<Job>> {
+/// The outcome of the claim (or park) on the wire; never ready when there is none.
+async fn answer<T>(claiming: &mut Option<JoinHandle<Result<T>>>) -> Result<T> {
     match claiming {
         Some(handle) => match handle.await {
             Ok(claimed) => claimed,
@@ -459,10 +554,11 @@ async fn run_handler(ctx: Settle, jobs: Vec<Job>, slots: Slots) {
             }
         }
     };
+    let ran = started.elapsed();
+    ctx.adaptive.handler_took(ran);
     // Free the slots before settling: the next claim shares a round trip with
     // this settlement instead of waiting for it.
     drop(slots);
-    let ran = started.elapsed();
     let settles = keys
         .into_iter()
         .zip(verdicts)
@@ -534,57 +630,6 @@ async fn heartbeat(shared: Arc<WorkerShared>, held: Held) {
     }
 }
 
-/// Promote due scheduled jobs, reap lapsed leases and fire due repeatable
-/// jobs, forever.
-async fn pumps(shared: Arc<WorkerShared>) {
-    let mut tick = tokio::time::interval(Duration::from_millis(shared.options.pump_interval_ms));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        for pump in [Pump::Promote, Pump::Reap] {
-            // Keep going while a pump moves a full batch.
-            loop {
-                let moved = match pump {
-                    Pump::Promote => shared.client.promote(&shared.queue, PUMP_LIMIT).await,
-                    Pump::Reap => reap_for_worker(&shared).await,
-                };
-                if let (Pump::Reap, Ok(count @ 1..)) = (pump, &moved) {
-                    shared.emit(WorkerEvent::Stalled { count: *count });
-                }
-                match moved {
-                    Ok(n) if n >= PUMP_LIMIT => continue,
-                    Ok(_) => break,
-                    Err(e) => {
-                        log::warn!("echomq worker: {pump:?} on {} failed: {e}", shared.queue);
-                        shared.emit_error(&e);
-                        break;
-                    }
-                }
-            }
-        }
-        // Repeatable jobs (wire 2.1.0): one job per due slot, however many pumps race.
-        if let Err(e) = crate::repeat::pump(&shared.client, &shared.queue, PUMP_LIMIT).await {
-            log::warn!("echomq worker: repeats on {} failed: {e}", shared.queue);
-            shared.emit_error(&e);
-        }
-        let retention = DeadBound {
-            older_than_ms: shared.options.dead_max_age_ms,
-            max_len: shared.options.dead_max_len,
-        };
-        // Bounded per tick, so a huge backlog is trimmed over several ticks.
-        if let Err(e) = shared
-            .client
-            .trim_dead(&shared.queue, retention, Some(PUMP_LIMIT))
-            .await
-        {
-            log::warn!(
-                "echomq worker: dead-set trim on {} failed: {e}",
-                shared.queue
-            );
-        }
-    }
-}
-
 /// The worker's claim: at wire 2.1.0 the capped claim, which dead-letters a
 /// job whose attempts already reached `max_attempts` instead of running it.
 async fn claim_for_worker(
@@ -599,30 +644,4 @@ async fn claim_for_worker(
     } else {
         client.claim_many(queue, room, lease).await
     }
-}
-
-/// The worker's reap: at wire 2.1.0 the stall-capped reap (`max_stalls`).
-async fn reap_for_worker(shared: &WorkerShared) -> Result<u64> {
-    let client = &shared.client;
-    if client.wire_version() >= crate::WireVersion::V2_1_0 {
-        let reaped = client
-            .reap_stalled(&shared.queue, PUMP_LIMIT, shared.options.max_stalls)
-            .await?;
-        for id in &reaped.dead {
-            log::warn!(
-                "echomq worker: {id} on {} stalled {} times; dead-lettered",
-                shared.queue,
-                shared.options.max_stalls
-            );
-        }
-        Ok(reaped.len() as u64)
-    } else {
-        client.reap(&shared.queue, PUMP_LIMIT).await
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Pump {
-    Promote,
-    Reap,
 }

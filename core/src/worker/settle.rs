@@ -93,6 +93,17 @@ pub(crate) async fn settle(
                 RetryOutcome::Dead => (&shared.counters.dead, None),
                 RetryOutcome::Scheduled => (&shared.counters.retried, Some(delay)),
             };
+            // The pumps plan by what is due: this retry is due after its
+            // backoff, and a dead job is due for the retention trim.
+            let now = tokio::time::Instant::now();
+            let beat = Duration::from_millis(opts.pump_interval_ms);
+            match retry_in_ms {
+                Some(ms) => shared.plan.due_by(now + Duration::from_millis(ms)),
+                None if opts.dead_max_age_ms.is_some() || opts.dead_max_len.is_some() => {
+                    shared.plan.due_by(now + beat)
+                }
+                None => {}
+            }
             counter.fetch_add(1, Ordering::Relaxed);
             let error = failure.message;
             shared.emit(WorkerEvent::Failed {

@@ -55,6 +55,8 @@ pub(crate) struct Shared {
     pub(crate) events: OnceLock<EventListener>,
     /// This worker's series in the process's metrics.
     pub(crate) metrics: WorkerMetrics,
+    /// When the pumps next look (brought forward by what the worker learns).
+    pub(crate) plan: super::pump::PumpPlan,
 }
 
 impl Shared {

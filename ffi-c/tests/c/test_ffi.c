@@ -68,7 +68,7 @@ _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, toke
 _Static_assert(sizeof(emq_queue_event) == 56 && offsetof(emq_queue_event, field_count) == 40 &&
                    offsetof(emq_queue_event, json) == 48,
                "emq_queue_event");
-_Static_assert(sizeof(emq_worker_options) == 120 && offsetof(emq_worker_options, size) == 0 &&
+_Static_assert(sizeof(emq_worker_options) == 128 && offsetof(emq_worker_options, size) == 0 &&
                    offsetof(emq_worker_options, concurrency) == 8 &&
                    offsetof(emq_worker_options, backoff) == 12 &&
                    offsetof(emq_worker_options, lease_ms) == 16 &&
@@ -78,7 +78,8 @@ _Static_assert(sizeof(emq_worker_options) == 120 && offsetof(emq_worker_options,
                    offsetof(emq_worker_options, dead_max_age_ms) == 88 &&
                    offsetof(emq_worker_options, dead_max_len) == 96 &&
                    offsetof(emq_worker_options, max_stalls) == 104 &&
-                   offsetof(emq_worker_options, keep_result_ms) == 112,
+                   offsetof(emq_worker_options, keep_result_ms) == 112 &&
+                   offsetof(emq_worker_options, wake_fallback_ms) == 120,
                "emq_worker_options");
 /* The answer enums keep the int32_t ABI of the typedefs they replaced. */
 _Static_assert(sizeof(emq_job_state) == 4 && sizeof(emq_retry_outcome) == 4 &&
@@ -572,14 +573,14 @@ static void test_worker_processes_each_job_once(void) {
     emq_enqueue_list_free(el);
 
     emq_worker_options o = emq_worker_options_default();
-    CHECK(o.prefetch == EMQ_PREFETCH_CONCURRENCY && o.handler_batch == 1);
+    CHECK(o.prefetch == EMQ_PREFETCH_ADAPTIVE && EMQ_PREFETCH_CONCURRENCY == EMQ_PREFETCH_ADAPTIVE && o.handler_batch == 1);
     emq_worker *w = NULL;
-    o.prefetch = -5; /* neither >= 0 nor EMQ_PREFETCH_CONCURRENCY */
+    o.prefetch = -5; /* neither >= 0 nor EMQ_PREFETCH_ADAPTIVE */
     CHECK(emq_worker_new(c, "t.worker", &o, count_handler, &st, &w, &err) ==
           EMQ_ERR_INVALID_ARGUMENT && w == NULL);
     emq_error_free(err);
     err = NULL;
-    o.prefetch = EMQ_PREFETCH_CONCURRENCY;
+    o.prefetch = EMQ_PREFETCH_ADAPTIVE;
     o.concurrency = 8;
     o.handler_batch = 4; /* callbacks in batches of up to 4 per blocking call */
     o.pump_interval_ms = 100;

@@ -1,0 +1,363 @@
+//! Idle pickup and prefetch fairness (issue #16) against a real server: a wake
+//! hint wakes a parked worker, a job with no hint is still picked up, the
+//! claim keeps the wake list honest, and a slow worker hoards nothing.
+//! Speeds are benchmark figures (bench/), never asserted here: the timing
+//! bounds below only separate "woken by the hint" from "picked up by the
+//! fallback", which is configured to be far longer than the test's bound.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::Server;
+use echomq::{Client, ConnectOptions, Worker, WorkerOptions};
+use redis::Commands;
+
+const Q: &str = "wake";
+const WAKE: &str = "emq:{wake}:wake";
+
+async fn connect(server: &Server) -> Client {
+    Client::connect(&server.url(), ConnectOptions::default())
+        .await
+        .unwrap()
+}
+
+/// Wait (bounded) until `done` holds; answers false when `limit` passed.
+async fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    true
+}
+
+fn blocked_clients(raw: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO").arg("clients").query(raw).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// A worker counting the jobs it started, parked long: its fallback and its
+/// pumps' idle ceiling are a minute, so only a hint wakes it within the test.
+fn counting_worker(client: &Client, fallback_ms: u64) -> (Worker, Arc<AtomicU64>) {
+    let started = Arc::new(AtomicU64::new(0));
+    let count = started.clone();
+    let options = WorkerOptions {
+        concurrency: 2,
+        wake_fallback_ms: fallback_ms,
+        ..WorkerOptions::default()
+    };
+    let worker = Worker::new(client.clone(), Q, options, move |_job| {
+        let count = count.clone();
+        async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    })
+    .unwrap();
+    (worker, started)
+}
+
+async fn parked(server: &Server) {
+    let mut raw = server.raw();
+    assert!(
+        within(Duration::from_secs(10), || blocked_clients(&mut raw) >= 1).await,
+        "the idle worker never parked in BLPOP"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hint_wakes_a_parked_worker() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let (worker, started) = counting_worker(&client, 60_000);
+    let running = start(&worker);
+    parked(&server).await;
+    for n in 1..=3 {
+        client.enqueue(Q, "hello").await.unwrap();
+        // Far below the minute-long fallback: only the hint can explain it.
+        assert!(
+            within(Duration::from_secs(10), || started.load(Ordering::SeqCst)
+                == n)
+            .await,
+            "job {n} was not picked up by the hint"
+        );
+        parked(&server).await;
+    }
+    let mut raw = server.raw();
+    // Each claim that emptied pending dropped the tokens it consumed.
+    let tokens: u64 = raw.llen(WAKE).unwrap();
+    assert_eq!(tokens, 0);
+    worker.stop();
+    running.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_without_a_hint_is_picked_up_by_the_fallback() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let (worker, started) = counting_worker(&client, 200);
+    let running = start(&worker);
+    parked(&server).await;
+    // What the reference runtime or redis-cli writes: the enqueue script alone.
+    let mut raw = server.raw();
+    let source = include_str!("../lua/enqueue.lua");
+    let id = echomq::id::mint_job_id();
+    let created: i64 = redis::cmd("EVAL")
+        .arg(source)
+        .arg(2)
+        .arg(format!("emq:{{{Q}}}:job:{id}"))
+        .arg(format!("emq:{{{Q}}}:pending"))
+        .arg(id.as_str())
+        .arg("no hint")
+        .query(&mut raw)
+        .unwrap();
+    assert_eq!(created, 1);
+    let tokens: u64 = raw.llen(WAKE).unwrap();
+    assert_eq!(tokens, 0, "no hint was sent");
+    assert!(
+        within(Duration::from_secs(20), || started.load(Ordering::SeqCst)
+            == 1)
+        .await,
+        "the fallback did not pick the job up"
+    );
+    worker.stop();
+    running.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scheduled_job_written_without_a_hint_is_promoted_and_run() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let (worker, started) = counting_worker(&client, 200);
+    let running = start(&worker);
+    parked(&server).await;
+    let mut raw = server.raw();
+    let source = include_str!("../lua/schedule.lua");
+    let id = echomq::id::mint_job_id();
+    let _: i64 = redis::cmd("EVAL")
+        .arg(source)
+        .arg(2)
+        .arg(format!("emq:{{{Q}}}:job:{id}"))
+        .arg(format!("emq:{{{Q}}}:schedule"))
+        .arg(id.as_str())
+        .arg("later")
+        .arg("in")
+        .arg(300)
+        .query(&mut raw)
+        .unwrap();
+    assert!(
+        within(Duration::from_secs(20), || started.load(Ordering::SeqCst)
+            == 1)
+        .await,
+        "the pump never promoted the scheduled job"
+    );
+    worker.stop();
+    running.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_parked_worker_fires_its_queues_repeats_on_their_slots() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    // A fallback of a minute: without the repeat schedule in `next_due`, an
+    // idle worker's pumps would sleep that long and fire nothing here.
+    let (worker, started) = counting_worker(&client, 60_000);
+    let running = start(&worker);
+    parked(&server).await;
+    // Another client upserts (its hint wakes the parked worker, whose pumps
+    // then plan for the first slot).
+    let other = connect(&server).await;
+    let every = echomq::RepeatOptions {
+        every_ms: Some(300),
+        ..echomq::RepeatOptions::default()
+    };
+    other
+        .upsert_repeat(Q, "tick", b"tick", &every)
+        .await
+        .unwrap();
+    assert!(
+        within(Duration::from_secs(20), || started.load(Ordering::SeqCst)
+            >= 3)
+        .await,
+        "the idle worker's pumps did not fire the repeat: {} jobs",
+        started.load(Ordering::SeqCst)
+    );
+    other.remove_repeat(Q, "tick").await.unwrap();
+    worker.stop();
+    running.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_claim_keeps_the_wake_list_honest() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let mut raw = server.raw();
+    // A producer's hint: one token per enqueue, the list trimmed to 64.
+    for _ in 0..70 {
+        client.enqueue(Q, "x").await.unwrap();
+    }
+    let tokens: u64 = raw.llen(WAKE).unwrap();
+    assert_eq!(tokens, 64);
+    let values: Vec<String> = raw.lrange(WAKE, 0, -1).unwrap();
+    assert!(values.iter().all(|v| v == "1"), "the reference's token");
+    // A claim that leaves a backlog keeps exactly one token (a parked
+    // worker should join in) ...
+    let _ = client.claim_many(Q, 10, 60_000).await.unwrap();
+    let tokens: u64 = raw.llen(WAKE).unwrap();
+    assert_eq!(tokens, 64, "tokens kept while a backlog remains");
+    let _: () = raw.del(WAKE).unwrap();
+    let _ = client.claim_many(Q, 10, 60_000).await.unwrap();
+    let tokens: u64 = raw.llen(WAKE).unwrap();
+    assert_eq!(tokens, 1, "a backlog re-arms one token");
+    // ... and one that empties pending drops them: they were all for jobs
+    // now claimed.
+    let rest = client.claim_many(Q, 100, 60_000).await.unwrap();
+    assert_eq!(rest.len(), 50);
+    assert!(!raw.exists::<_, bool>(WAKE).unwrap());
+    // Pause drops them too; resume hints again.
+    client.enqueue(Q, "y").await.unwrap();
+    client.pause(Q).await.unwrap();
+    assert!(client.claim_many(Q, 1, 60_000).await.unwrap().is_empty());
+    assert!(!raw.exists::<_, bool>(WAKE).unwrap());
+    client.resume(Q).await.unwrap();
+    let tokens: u64 = raw.llen(WAKE).unwrap();
+    assert_eq!(tokens, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2_0_0_client_touches_no_wake_key_and_still_works() {
+    let server = Server::start();
+    let old = Client::connect(
+        &server.url(),
+        ConnectOptions {
+            wire_version: echomq::WireVersion::V2_0_0,
+            ..ConnectOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    old.enqueue(Q, "old").await.unwrap();
+    let mut raw = server.raw();
+    assert!(!raw.exists::<_, bool>(WAKE).unwrap());
+    let (worker, started) = counting_worker(&old, 60_000);
+    let running = start(&worker);
+    assert!(
+        within(Duration::from_secs(10), || started.load(Ordering::SeqCst)
+            == 1)
+        .await
+    );
+    old.enqueue(Q, "again").await.unwrap();
+    // The 2.0.0 worker polls (idle_max_ms), never parks on the wake list.
+    assert!(
+        within(Duration::from_secs(10), || started.load(Ordering::SeqCst)
+            == 2)
+        .await
+    );
+    assert_eq!(blocked_clients(&mut raw), 0);
+    assert!(!raw.exists::<_, bool>(WAKE).unwrap());
+    worker.stop();
+    running.await.unwrap().unwrap();
+}
+
+fn start(worker: &Worker) -> tokio::task::JoinHandle<echomq::Result<()>> {
+    let w = worker.clone();
+    tokio::spawn(async move { w.run().await })
+}
+
+/// Concurrency 4, 50 ms handlers, the default (adaptive) prefetch: sampled
+/// while it works, `active` never holds more than the running handlers plus
+/// the completions still on the wire — no job sits claimed waiting for a slot.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_worker_holds_no_more_than_its_slots_and_its_settlements() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let jobs = 40u64;
+    let payloads: Vec<String> = (0..jobs).map(|i| i.to_string()).collect();
+    client.enqueue_many(Q, &payloads).await.unwrap();
+    // finished: handlers that returned; settled: completions the server applied.
+    let finished = Arc::new(AtomicUsize::new(0));
+    let settled = Arc::new(AtomicUsize::new(0));
+    let options = WorkerOptions {
+        concurrency: 4,
+        ..WorkerOptions::default()
+    };
+    let done = finished.clone();
+    let worker = Worker::new(client.clone(), Q, options, move |_job| {
+        let done = done.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            done.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    })
+    .unwrap();
+    let heard = settled.clone();
+    worker
+        .on_event(move |e| {
+            if let echomq::WorkerEvent::Completed { .. } = e {
+                heard.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+    let running = start(&worker);
+    let mut raw = server.raw();
+    let mut most = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while worker.stats().completed < jobs {
+        assert!(Instant::now() < deadline, "the worker did not finish");
+        let unsettled_before = finished.load(Ordering::SeqCst) - settled.load(Ordering::SeqCst);
+        let before_settled = settled.load(Ordering::SeqCst);
+        let active: usize = raw.zcard(format!("emq:{{{Q}}}:active")).unwrap();
+        let after_finished = finished.load(Ordering::SeqCst);
+        let on_the_wire = after_finished - before_settled;
+        assert!(
+            active <= 4 + on_the_wire,
+            "active {active} > 4 slots + {on_the_wire} completions on the wire \
+             (unsettled before {unsettled_before})"
+        );
+        most = most.max(active);
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    worker.stop();
+    running.await.unwrap().unwrap();
+    assert!(most >= 1);
+}
+
+/// An explicit `prefetch` still overrides the adaptive default.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_explicit_prefetch_still_claims_ahead() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let payloads: Vec<String> = (0..20).map(|i| i.to_string()).collect();
+    client.enqueue_many(Q, &payloads).await.unwrap();
+    let options = WorkerOptions {
+        concurrency: 2,
+        prefetch: Some(3),
+        ..WorkerOptions::default()
+    };
+    let worker = Worker::new(client.clone(), Q, options, |_job| async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        Ok(())
+    })
+    .unwrap();
+    let running = start(&worker);
+    let mut raw = server.raw();
+    let mut most = 0usize;
+    let _ = within(Duration::from_secs(5), || {
+        let active: usize = raw.zcard(format!("emq:{{{Q}}}:active")).unwrap();
+        most = most.max(active);
+        most >= 5
+    })
+    .await;
+    assert_eq!(most, 5, "2 running + 3 prefetched");
+    worker.stop();
+    running.await.unwrap().unwrap();
+}
