@@ -60,7 +60,7 @@ pub use queue_events::{
 };
 pub use stall::Reaped;
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
-pub use upgrade::UpgradeReport;
+pub use upgrade::{UpgradeReport, UpgradeStep};
 pub use wire::WireVersion;
 pub use worker::{
     Backoff, HandlerError, Verdict, Worker, WorkerEvent, WorkerHandle, WorkerOptions, WorkerStats,

@@ -310,7 +310,12 @@ async fn worker_events_for_complete_retry_dead_and_lease_lost() {
 async fn the_reap_pump_reports_stalled_jobs_and_claim_failures_are_error_events() {
     let mut server = Server::start();
     let client = connect(&server).await;
-    let abandoned = client.enqueue(Q, b"abandoned").await.unwrap().id.to_string();
+    let abandoned = client
+        .enqueue(Q, b"abandoned")
+        .await
+        .unwrap()
+        .id
+        .to_string();
     // A crashed holder: claimed with a short lease, never settled.
     client.claim(Q, 50).await.unwrap().unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;

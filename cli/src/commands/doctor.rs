@@ -1,13 +1,14 @@
 //! `emq doctor`: one PASS/WARN/FAIL line per check of a deployment, exit
 //! 0 (all pass), 1 (a warning) or 2 (a failure). The facts come from the
 //! core's read-only probe (no fence, so a fenced-off deployment can still be
-//! examined) and, when the fence matches, from the queues' own verbs.
+//! examined) and, when this emq knows the version the deployment is fenced
+//! at, from the queues' own verbs spoken at that version.
 
 use std::time::Duration;
 
 use clap::Args;
 use echomq::probe::{probe, ServerProbe};
-use echomq::{BrowseSet, ConnectOptions, TimeRange};
+use echomq::{BrowseSet, ConnectOptions, TimeRange, WireVersion};
 use serde_json::json;
 
 use super::Ctx;
@@ -60,7 +61,66 @@ const SLOW_ROUND_TRIP: Duration = Duration::from_millis(50);
 /// A clock offset larger than this skews ages, `--since` and retention.
 const CLOCK_SKEW_MS: i64 = 1_000;
 
-fn server_checks(p: &ServerProbe) -> Vec<Check> {
+/// The fence line: the version the deployment is fenced at, against this
+/// emq's newest (older: WARN, run `emq upgrade`) and against `--wire` when
+/// one was given; a value this emq does not know is a FAIL.
+fn fence_check(record: Option<&str>, wire: WireVersion, wire_given: bool) -> Check {
+    let newest = WireVersion::NEWEST;
+    let Some(found) = record else {
+        return check(
+            "fence",
+            Status::Pass,
+            format!("{{emq}}:version not set yet; the first client records the version it speaks ({wire} for this emq)"),
+        );
+    };
+    let Ok(fenced) = WireVersion::parse(found) else {
+        return check(
+            "fence",
+            Status::Fail,
+            format!(
+                "{{emq}}:version is {found:?}, which this emq does not speak (it knows {}): every runtime \
+                 must speak the deployment's version — use clients that speak {found}",
+                WireVersion::ALL.map(WireVersion::as_str).join(" and ")
+            ),
+        );
+    };
+    // Told to speak another version than the record: the other commands
+    // would be refused by the fence.
+    let wire_note = if wire_given && wire != fenced {
+        format!("; this emq was told to speak {wire} (--wire / EMQ_WIRE), which the fence refuses: use --wire {fenced}")
+    } else {
+        String::new()
+    };
+    if fenced < newest {
+        let meanwhile = if wire_given && wire == fenced {
+            String::new()
+        } else {
+            format!(" (until then, run emq with --wire {fenced})")
+        };
+        check(
+            "fence",
+            Status::Warn,
+            format!(
+                "fenced at {fenced}, older than this emq's newest {newest}: once every runtime speaks \
+                 {newest}, run emq upgrade{meanwhile}{wire_note}"
+            ),
+        )
+    } else if wire_note.is_empty() {
+        check(
+            "fence",
+            Status::Pass,
+            format!("fenced at {fenced} (this emq's newest)"),
+        )
+    } else {
+        check(
+            "fence",
+            Status::Warn,
+            format!("fenced at {fenced}{wire_note}"),
+        )
+    }
+}
+
+fn server_checks(p: &ServerProbe, wire: WireVersion, wire_given: bool) -> Vec<Check> {
     let mut checks = Vec::new();
     let name = if p.server == "valkey" {
         "Valkey"
@@ -72,24 +132,7 @@ fn server_checks(p: &ServerProbe) -> Vec<Check> {
         Status::Pass,
         format!("{name} {}", p.server_version),
     ));
-    let ours = echomq::PROTOCOL_VERSION;
-    checks.push(match &p.version_record {
-        None => check(
-            "fence",
-            Status::Pass,
-            format!("{{emq}}:version not set yet; the first client records {ours}"),
-        ),
-        Some(v) if v == ours => check("fence", Status::Pass, format!("{{emq}}:version is {v}")),
-        Some(v) => check(
-            "fence",
-            Status::Fail,
-            format!(
-                "{{emq}}:version is {v:?} but this emq speaks {ours:?}: every runtime must speak the \
-                 deployment's version — install clients that speak {v}, or, if {v} is older, move \
-                 the deployment forward with `emq upgrade` once every runtime is upgraded"
-            ),
-        ),
-    });
+    checks.push(fence_check(p.version_record.as_deref(), wire, wire_given));
     checks.push(if p.bundle_mismatches.is_empty() {
         check(
             "bundle",
@@ -177,8 +220,8 @@ fn server_checks(p: &ServerProbe) -> Vec<Check> {
     checks
 }
 
-async fn queue_checks(ctx: &Ctx, sample: Duration) -> Result<Vec<Check>, Fail> {
-    let client = ctx.connect().await?;
+async fn queue_checks(ctx: &Ctx, wire: WireVersion, sample: Duration) -> Result<Vec<Check>, Fail> {
+    let client = ctx.connect_speaking(wire).await?;
     let queues = client.queues().await?;
     if queues.is_empty() {
         return Ok(vec![check("queues", Status::Pass, "no queues yet")]);
@@ -248,12 +291,14 @@ async fn queue_checks(ctx: &Ctx, sample: Duration) -> Result<Vec<Check>, Fail> {
 pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> Result<i32, Fail> {
     let options = ConnectOptions::default();
     let facts = probe(&ctx.url, &options).await?;
-    let mut checks = server_checks(&facts);
-    let fenced_off = checks
-        .iter()
-        .any(|c| c.name == "fence" && c.status == Status::Fail);
-    if !fenced_off {
-        checks.extend(queue_checks(ctx, a.sample).await?);
+    let mut checks = server_checks(&facts, ctx.wire, ctx.wire_given);
+    // The queue checks speak the version the deployment is fenced at (when
+    // this emq knows it), so a deployment not yet upgraded is examined too.
+    let record = facts.version_record.as_deref();
+    match record.map(WireVersion::parse) {
+        None => checks.extend(queue_checks(ctx, ctx.wire, a.sample).await?),
+        Some(Ok(fenced)) => checks.extend(queue_checks(ctx, fenced, a.sample).await?),
+        Some(Err(_)) => {}
     }
     let worst = checks
         .iter()
