@@ -316,8 +316,9 @@ impl Client {
                 format!("fired {fired} then {refired}, pending {queued:?}, removed {removed}"),
             ));
         }
+        // The rate_limit probe paused claims on the scratch queue.
         self.transport
-            .query::<i64>(redis::cmd("DEL").arg(&keys.pending))
+            .query::<i64>(redis::cmd("DEL").arg(&keys.pending).arg(&keys.meta))
             .await?;
         self.probes_2_1_0_job_data(scratch, touched).await
     }
