@@ -467,7 +467,7 @@ class NativeWorker:
         dead_max_age_ms: Optional[_Duration] = None,
         dead_max_len: Optional[int] = None,
         max_stalls: Optional[int] = None,
-        keep_result_ms: Optional[int] = None,
+        keep_result_ms: Optional[_Duration] = None,
         batched: bool = False,
     ) -> None: ...
     @property
