@@ -199,7 +199,11 @@ fn fence(record: Option<&str>, wire: WireVersion, wire_given: bool) -> Check {
             format!("fenced at {fenced} (this client's newest)"),
         )
     } else {
-        Check::new("fence", Status::Warn, format!("fenced at {fenced}{wire_note}"))
+        Check::new(
+            "fence",
+            Status::Warn,
+            format!("fenced at {fenced}{wire_note}"),
+        )
     }
 }
 

@@ -57,14 +57,30 @@ pub struct UpgradeReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpgradeStep<'a> {
     /// The record holds `from`, as expected.
-    RecordChecked { found: &'a str },
+    RecordChecked {
+        /// The version the record held.
+        found: &'a str,
+    },
     /// One probe passed on the scratch queue.
-    ProbePassed { probe: &'a str },
+    ProbePassed {
+        /// The registration the probe checked.
+        probe: &'a str,
+    },
     /// The scratch queue's keys were deleted (`keys` = how many existed).
-    ScratchDeleted { queue: &'a str, keys: u64 },
+    ScratchDeleted {
+        /// The scratch queue's name.
+        queue: &'a str,
+        /// How many of its keys existed and were deleted.
+        keys: u64,
+    },
     /// `CLIENT LIST` was read: the other connections of this client that
     /// speak a version older than `to` (`known` false: the server cannot tell).
-    ClientsListed { older: &'a [String], known: bool },
+    ClientsListed {
+        /// The `CLIENT LIST` lines of those connections.
+        older: &'a [String],
+        /// False when the server does not show library info.
+        known: bool,
+    },
     /// The record now holds `to`.
     RecordSet,
 }
