@@ -62,8 +62,11 @@ async fn next_for(sub: &mut Subscription, id: &str) -> echomq::QueueEvent {
 async fn only_the_holder_writes_progress_and_it_is_published_after_the_write() {
     let server = Server::start();
     let client = connect(&server).await;
-    let id = client.enqueue(Q, b"p").await.unwrap().id.to_string();
+    // Subscribed first, so the enqueue's `added` always arrives (subscribing
+    // after it would race with its delivery).
     let mut sub = client.subscribe(Q).await.unwrap();
+    let id = client.enqueue(Q, b"p").await.unwrap().id.to_string();
+    assert_eq!(next_for(&mut sub, &id).await.event, "added");
 
     // Not held yet (pending): refused, nothing written, nothing published.
     let refused = client.update_progress(Q, &id, 0, "10").await.unwrap_err();
