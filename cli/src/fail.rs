@@ -5,7 +5,7 @@
 //! deployment could not be used (connection, timeout, version fence, server).
 //! `emq doctor` answers 0/1/2 for PASS/WARN/FAIL on its own.
 
-use echomq::{Error, ErrorKind};
+use echomq::{Error, ErrorKind, WireVersion};
 
 /// The URL with its password replaced by `***` (`redis://user:***@host/`):
 /// the core's redaction, so `emq` and every binding hide the same parts.
@@ -22,6 +22,9 @@ pub struct Fail {
     pub message: String,
     /// The failure is the connection's: name the (redacted) URL.
     pub names_url: bool,
+    /// A version fence refused the connection: the value found, worded with
+    /// what to do once the version this emq spoke is known ([`Fail::report`]).
+    pub fence_found: Option<String>,
 }
 
 impl Fail {
@@ -30,6 +33,15 @@ impl Fail {
             code: EXIT_INPUT,
             message: message.into(),
             names_url: false,
+            fence_found: None,
+        }
+    }
+
+    /// Exit 2 with this message (the deployment cannot be used as asked).
+    pub fn deployment(message: impl Into<String>) -> Fail {
+        Fail {
+            code: EXIT_DEPLOYMENT,
+            ..Fail::input(message)
         }
     }
 
@@ -38,9 +50,14 @@ impl Fail {
     }
 
     /// Print the line (the URL's password never shown) and answer the code.
-    pub fn report(self, url: &str) -> i32 {
+    /// `speaks` is the wire version this emq spoke (`--wire`).
+    pub fn report(self, url: &str, speaks: WireVersion) -> i32 {
         let shown = redact_url(url);
-        let mut message = scrub(&self.message, url);
+        let message = match &self.fence_found {
+            Some(found) => fence_message(found, speaks),
+            None => self.message,
+        };
+        let mut message = scrub(&message, url);
         if self.names_url {
             message = format!("cannot use {shown}: {message}");
         }
@@ -61,19 +78,38 @@ impl From<Error> for Fail {
             | ErrorKind::BundleMismatch => (EXIT_DEPLOYMENT, false),
             _ => (EXIT_INPUT, false),
         };
-        let message = match e.found() {
-            Some(found) => format!(
-                "version fence: the deployment's {{emq}}:version is {found:?}, this emq speaks {:?} \
-                 (run `emq doctor` for what to do)",
-                echomq::PROTOCOL_VERSION
-            ),
-            None => e.message().to_string(),
+        let fence_found = match e.kind() {
+            ErrorKind::VersionFence => e.found().map(str::to_string),
+            _ => None,
         };
         Fail {
             code,
-            message,
+            message: e.message().to_string(),
             names_url,
+            fence_found,
         }
+    }
+}
+
+/// The fence refusal, naming the value found and what to do: speak it with
+/// `--wire` when this emq knows it, and, when it is older than the newest
+/// version, move it forward with `emq upgrade`.
+pub fn fence_message(found: &str, speaks: WireVersion) -> String {
+    let head = format!(
+        "version fence: the deployment's {{emq}}:version is {found:?}, this emq speaks {:?}",
+        speaks.as_str()
+    );
+    let newest = WireVersion::NEWEST;
+    match WireVersion::parse(found) {
+        Ok(v) if v < newest => format!(
+            "{head}: run with --wire {v} (or EMQ_WIRE) to operate it as it is, or move it to {newest} \
+             with `emq upgrade` once every runtime speaks {newest}"
+        ),
+        Ok(v) => format!("{head}: run with --wire {v} (or without --wire / EMQ_WIRE)"),
+        Err(_) => format!(
+            "{head}, and knows only {}: use a client that speaks {found:?} (run `emq doctor` for details)",
+            WireVersion::ALL.map(WireVersion::as_str).join(" and ")
+        ),
     }
 }
 

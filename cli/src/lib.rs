@@ -8,6 +8,7 @@
 use std::ffi::OsString;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use echomq::WireVersion;
 
 mod commands;
 mod fail;
@@ -31,6 +32,10 @@ pub struct Cli {
     /// Print machine-readable JSON instead of tables (shapes in docs/CLI.md).
     #[arg(long, global = true)]
     pub json: bool,
+    /// The wire version to speak: echomq:2.0.0 for a deployment still fenced
+    /// at 2.0.0 (default: the newest, echomq:2.1.0).
+    #[arg(long, global = true, env = "EMQ_WIRE", value_name = "VERSION", value_parser = parse_wire)]
+    pub wire: Option<WireVersion>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -74,6 +79,13 @@ pub enum Command {
     Metrics(commands::serve::MetricsArgs),
     /// Serve the web dashboard (docs/DASHBOARD.md).
     Dashboard(commands::serve::DashboardArgs),
+    /// Move the deployment's {emq}:version forward (PROTOCOL.md §8).
+    Upgrade(commands::upgrade::UpgradeArgs),
+}
+
+/// `echomq:2.0.0` / `2.0.0` as the core parses it (a usage error otherwise).
+pub(crate) fn parse_wire(text: &str) -> Result<WireVersion, String> {
+    WireVersion::parse(text).map_err(|e| e.message().to_string())
 }
 
 /// The text of `emq --version`: the package and the wire version.
@@ -100,8 +112,9 @@ where
         Err(e) => return fail::usage(e),
     };
     let url = cli.url.clone();
+    let speaks = cli.wire.unwrap_or(WireVersion::NEWEST);
     match echomq::runtime::runtime().block_on(commands::dispatch(cli)) {
         Ok(code) => code,
-        Err(fail) => fail.report(&url),
+        Err(fail) => fail.report(&url, speaks),
     }
 }

@@ -61,13 +61,18 @@ pub fn truncate(text: &str, max: usize) -> String {
     }
 }
 
+/// Can `confirm` ask (stdin and stderr both a terminal)?
+pub fn on_terminal() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
 /// Ask before a destructive change: `--yes` skips the question; on a
 /// terminal the user answers y/N; anywhere else the command refuses.
 pub fn confirm(question: &str, yes: bool) -> Result<(), Fail> {
     if yes {
         return Ok(());
     }
-    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+    if !on_terminal() {
         return Err(Fail::input(format!(
             "{question} — refusing without --yes (not on a terminal)"
         )));

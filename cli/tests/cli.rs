@@ -19,7 +19,9 @@ const Q: &str = "orders";
 
 fn emq(server_url: &str) -> Command {
     let mut cmd = Command::cargo_bin("emq").unwrap();
-    cmd.env("EMQ_URL", server_url).env_remove("RUST_BACKTRACE");
+    cmd.env("EMQ_URL", server_url)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("EMQ_WIRE");
     cmd
 }
 
@@ -278,6 +280,14 @@ fn bad_input_is_one_line_and_exit_1() {
             "cannot be used with",
         ),
         (&["frobnicate"], "unrecognized subcommand"),
+        (
+            &["--wire", "echomq:3.0.0", "queues"],
+            "unknown wire version",
+        ),
+        (
+            &["upgrade", "--from", "echomq:2.1.0", "--yes"],
+            "an upgrade only moves forward",
+        ),
     ];
     for (args, want) in cases {
         let (code, out, err) = run(&url, args);
@@ -320,6 +330,249 @@ fn a_fence_mismatch_is_exit_2_naming_the_value_found() {
         out.contains("FAIL  fence") && out.contains("echomq:9.9.9"),
         "{out}"
     );
+}
+
+fn version_record(server: &Server) -> String {
+    server.raw().get("{emq}:version").unwrap()
+}
+
+/// Every key of the deployment (SCAN), sorted.
+fn all_keys(server: &Server) -> Vec<String> {
+    let mut raw = server.raw();
+    let mut keys: Vec<String> = raw.scan().unwrap().map(Result::unwrap).collect();
+    keys.sort();
+    keys
+}
+
+/// A deployment fenced at echomq:2.0.0, filled by `emq --wire echomq:2.0.0`.
+fn deployment_at_2_0_0(server: &Server) {
+    let url = server.url();
+    for payload in ["a", "b", "c"] {
+        let (code, _, err) = run(&url, &["--wire", "echomq:2.0.0", "enqueue", Q, payload]);
+        assert_eq!(code, 0, "{err}");
+    }
+    assert_eq!(version_record(server), "echomq:2.0.0");
+}
+
+#[test]
+fn wire_2_0_0_operates_a_deployment_not_yet_upgraded() {
+    let server = Server::start();
+    let url = server.url();
+    deployment_at_2_0_0(&server);
+
+    // This emq's default (2.1.0) is fenced off, and told what to do.
+    let (code, _, err) = run(&url, &["stats", Q]);
+    assert_eq!(code, 2, "{err}");
+    assert_one_line_error(&err);
+    assert!(err.contains("{emq}:version is \"echomq:2.0.0\""), "{err}");
+    assert!(
+        err.contains("--wire echomq:2.0.0") && err.contains("emq upgrade"),
+        "{err}"
+    );
+    // --wire / EMQ_WIRE speak 2.0.0: stats work, the record stays.
+    let v = json(&url, &["--wire", "echomq:2.0.0", "stats", Q]);
+    assert_eq!(v[0]["pending"], 3, "{v}");
+    let out = emq(&url)
+        .env("EMQ_WIRE", "2.0.0")
+        .args(["--json", "stats", Q])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["pending"], 3, "{v}");
+    assert_eq!(version_record(&server), "echomq:2.0.0");
+
+    // The doctor names the version and warns: run emq upgrade. The queue
+    // checks still run (at the record's version).
+    let (code, out, _) = run(&url, &["doctor", "--sample", "10ms"]);
+    assert_eq!(code, 1, "{out}");
+    let fence = out.lines().find(|l| l.contains("fence")).unwrap();
+    assert!(
+        fence.starts_with("WARN  fence")
+            && fence.contains("fenced at echomq:2.0.0")
+            && fence.contains("run emq upgrade"),
+        "{out}"
+    );
+    assert!(out.contains("PASS  queues            1 queue(s)"), "{out}");
+    assert!(!out.contains("FAIL"), "{out}");
+}
+
+#[test]
+fn upgrade_moves_a_2_0_0_deployment_forward_after_its_probes() {
+    let server = Server::start();
+    let url = server.url();
+    deployment_at_2_0_0(&server);
+    let before = all_keys(&server);
+
+    // Off a terminal without --yes: refused, nothing changed.
+    let (code, out, err) = run(&url, &["upgrade"]);
+    assert_eq!(code, 1, "{out} {err}");
+    assert_one_line_error(&err);
+    assert!(
+        err.contains("needs --yes") && err.contains("nothing changed"),
+        "{err}"
+    );
+    assert_eq!(version_record(&server), "echomq:2.0.0");
+    assert_eq!(all_keys(&server), before);
+
+    // A dry run checks and probes, and leaves the record (and no scratch
+    // keys). A 2.0.0 runtime left behind (an `emq pump`) is running.
+    let bystander = Proc::new(assert_cmd::cargo::cargo_bin("emq"))
+        .env("EMQ_URL", &url)
+        .env("EMQ_WIRE", "echomq:2.0.0")
+        .args(["pump", Q])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until(|| {
+        let list: String = redis::cmd("CLIENT")
+            .arg("LIST")
+            .query(&mut server.raw())
+            .unwrap();
+        list.contains("name=emq")
+    });
+    let v = json(&url, &["upgrade", "--dry-run"]);
+    stop(bystander);
+    assert_eq!(
+        (
+            &v["from"],
+            &v["to"],
+            &v["found"],
+            &v["dry_run"],
+            &v["upgraded"]
+        ),
+        (
+            &Value::from("echomq:2.0.0"),
+            &Value::from("echomq:2.1.0"),
+            &Value::from("echomq:2.0.0"),
+            &Value::from(true),
+            &Value::from(false)
+        ),
+        "{v}"
+    );
+    assert_eq!(v["already_current"], false);
+    assert_eq!(v["probes"].as_array().unwrap().len(), 9, "{v}");
+    let scratch = v["scratch_queue"].as_str().unwrap().to_string();
+    assert!(scratch.starts_with("emq-probe-"), "{v}");
+    // Redis 7.0 cannot tell library versions; Valkey / Redis 7.2 can (and
+    // the upgrader's own connection is not listed).
+    let older = v["older_clients"].as_array().unwrap();
+    if v["clients_known"] == true {
+        assert_eq!(older.len(), 1, "{v}");
+        let line = older[0].as_str().unwrap();
+        assert!(
+            line.contains("name=emq") && line.contains("lib-ver=echomq:2.0.0"),
+            "{v}"
+        );
+    } else {
+        assert_eq!(v["clients_known"], false, "{v}");
+        assert!(older.is_empty(), "{v}");
+    }
+    assert_eq!(version_record(&server), "echomq:2.0.0");
+    assert!(
+        !all_keys(&server).iter().any(|k| k.contains("emq-probe-")),
+        "{:?}",
+        all_keys(&server)
+    );
+
+    // --yes: a progress line per step, then the record moves.
+    let (code, out, err) = run(&url, &["upgrade", "--yes"]);
+    assert_eq!(code, 0, "{out} {err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0], "upgrade   {emq}:version echomq:2.0.0 -> echomq:2.1.0",
+        "{out}"
+    );
+    assert_eq!(
+        lines[1],
+        "record    {emq}:version holds echomq:2.0.0, as expected"
+    );
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("probe     PASS  "))
+            .count(),
+        8,
+        "{out}"
+    );
+    let scratch_line = lines.iter().find(|l| l.starts_with("scratch   ")).unwrap();
+    assert!(
+        scratch_line.contains("deleted the probes' queue emq-probe-"),
+        "{out}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with("clients   ")), "{out}");
+    assert_eq!(
+        *lines.last().unwrap(),
+        "record    {emq}:version now holds echomq:2.1.0"
+    );
+    // On the wire: the record, the 2.1.0 bundle, the jobs untouched, no scratch keys.
+    assert_eq!(version_record(&server), "echomq:2.1.0");
+    let bundle: String = server.raw().hget("{emq}:bundle", "bundle").unwrap();
+    assert_eq!(
+        bundle,
+        echomq::scripts::bundle_sha1_for(echomq::WireVersion::V2_1_0)
+    );
+    assert_eq!(zcard(&server, "pending"), 3);
+    let after = all_keys(&server);
+    assert!(!after.iter().any(|k| k.contains("emq-probe-")), "{after:?}");
+    assert_eq!(after, before);
+
+    // Now the default emq works and 2.0.0 is the one refused, told to use 2.1.0.
+    let v = json(&url, &["stats", Q]);
+    assert_eq!(v[0]["pending"], 3);
+    let (code, _, err) = run(&url, &["--wire", "echomq:2.0.0", "stats", Q]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("\"echomq:2.1.0\"") && err.contains("--wire echomq:2.1.0"),
+        "{err}"
+    );
+    let (code, out, _) = run(&url, &["doctor", "--sample", "10ms"]);
+    assert!(
+        out.contains("PASS  fence             fenced at echomq:2.1.0"),
+        "{code} {out}"
+    );
+
+    // Already there: says so and exits 0, with or without --yes.
+    let (code, out, err) = run(&url, &["upgrade"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.trim(),
+        "{emq}:version already holds echomq:2.1.0: nothing to do"
+    );
+    let v = json(&url, &["upgrade", "--yes"]);
+    assert_eq!(v["already_current"], true, "{v}");
+    assert_eq!(v["upgraded"], false, "{v}");
+
+    // Never backward: one line, exit 1, the record stays.
+    let (code, _, err) = run(&url, &["upgrade", "--to", "echomq:2.0.0", "--yes"]);
+    assert_eq!(code, 1, "{err}");
+    assert_one_line_error(&err);
+    assert!(
+        err.contains("backward") && err.contains("echomq:2.1.0"),
+        "{err}"
+    );
+    assert_eq!(version_record(&server), "echomq:2.1.0");
+}
+
+#[test]
+fn upgrade_refuses_a_record_holding_another_version() {
+    let server = Server::start();
+    let url = server.url();
+    let _: () = server.raw().set("{emq}:version", "echomq:9.9.9").unwrap();
+    let before = all_keys(&server);
+    for args in [&["upgrade", "--yes"][..], &["upgrade", "--dry-run"][..]] {
+        let (code, out, err) = run(&url, args);
+        assert_eq!(code, 2, "{args:?}: {out} {err}");
+        assert_one_line_error(&err);
+        assert!(
+            err.contains("\"echomq:9.9.9\"") && err.contains("echomq:2.0.0"),
+            "{err}"
+        );
+        assert!(out.is_empty(), "{out}");
+    }
+    assert_eq!(version_record(&server), "echomq:9.9.9");
+    assert_eq!(all_keys(&server), before);
 }
 
 #[test]
@@ -956,7 +1209,7 @@ fn doctor_reports_cluster_mode_and_names_the_fix_for_a_url_of_the_wrong_kind() {
     for (name, detail) in [
         ("cluster", "cluster mode: 3 master(s), cluster_state ok"),
         ("server", "Redis "),
-        ("fence", "{emq}:version is"),
+        ("fence", "fenced at echomq:2.1.0"),
         ("queues", "1 queue(s)"),
     ] {
         assert!(out.contains(&line("PASS", name, detail)), "{name}: {out}");

@@ -348,6 +348,28 @@ impl Client {
         Ok(reply)
     }
 
+    /// A completed chunk's verdicts: with `wait_replicas`, each `Ok` becomes
+    /// `NotDurable` when the replicas did not confirm the chunk in time.
+    pub(crate) async fn confirmed(
+        &self,
+        keys: &QueueKeys,
+        ids: &[BrandedId],
+        verdicts: Vec<Result<()>>,
+    ) -> Result<Vec<Result<()>>> {
+        let shortfall = self.batch_shortfall(&keys.active).await?;
+        let wanted = self.transport.options().wait_replicas;
+        Ok(ids
+            .iter()
+            .zip(verdicts)
+            .map(|(id, verdict)| match (verdict, shortfall) {
+                (Ok(()), Some(acked)) => {
+                    Err(Error::not_durable(id.as_str(), "completed", acked, wanted))
+                }
+                (verdict, _) => verdict,
+            })
+            .collect())
+    }
+
     /// `WAIT` after a batch written to the master owning `key`; `Some(acked)`
     /// when fewer replicas than `wait_replicas` acknowledged it.
     pub(crate) async fn batch_shortfall(&self, key: &str) -> Result<Option<u64>> {
@@ -736,16 +758,7 @@ impl Client {
                     }
                 }
             }
-            let shortfall = self.batch_shortfall(&keys.active).await?;
-            let wanted = self.transport.options().wait_replicas;
-            for (id, verdict) in chunk_ids.iter().zip(verdicts) {
-                out.push(match (verdict, shortfall) {
-                    (Ok(()), Some(acked)) => {
-                        Err(Error::not_durable(id.as_str(), "completed", acked, wanted))
-                    }
-                    (verdict, _) => verdict,
-                });
-            }
+            out.extend(self.confirmed(&keys, chunk_ids, verdicts).await?);
         }
         if let Some(events) = events {
             events.send();

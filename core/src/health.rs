@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::probe::ServerProbe;
+use crate::wire::WireVersion;
 
 /// How bad a check's finding is; ordered, so the worst of a list is its `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -73,13 +74,20 @@ pub const CLOCK_SKEW_MS: i64 = 1_000;
 /// standalone server) answers only the server and the cluster check: the
 /// fence keys cannot be read through it.
 pub fn server_checks(p: &ServerProbe) -> Vec<Check> {
+    server_checks_speaking(p, WireVersion::NEWEST, false)
+}
+
+/// [`server_checks`] for a client told to speak `wire` (`wire_given`: by
+/// the operator, e.g. `emq --wire`), so the fence line can say when that
+/// choice is refused by the deployment's record.
+pub fn server_checks_speaking(p: &ServerProbe, wire: WireVersion, wire_given: bool) -> Vec<Check> {
     let server = Check::new("server", Status::Pass, server_label(p));
     if url_mismatch(p) {
         return vec![server, cluster(p)];
     }
     vec![
         server,
-        fence(p),
+        fence(p.version_record.as_deref(), wire, wire_given),
         bundle(p),
         eviction(p),
         persistence(p),
@@ -134,24 +142,68 @@ fn server_label(p: &ServerProbe) -> String {
     format!("{name} {}", p.server_version)
 }
 
-fn fence(p: &ServerProbe) -> Check {
-    let ours = crate::PROTOCOL_VERSION;
-    match &p.version_record {
-        None => Check::new(
+/// The fence line: the version the deployment is fenced at, against this
+/// client's newest (older: WARN, run `emq upgrade`) and against `wire` when
+/// the operator chose it; a value this client does not know is a FAIL.
+fn fence(record: Option<&str>, wire: WireVersion, wire_given: bool) -> Check {
+    let newest = WireVersion::NEWEST;
+    let Some(found) = record else {
+        return Check::new(
             "fence",
             Status::Pass,
-            format!("{{emq}}:version not set yet; the first client records {ours}"),
-        ),
-        Some(v) if v == ours => Check::new("fence", Status::Pass, format!("{{emq}}:version is {v}")),
-        Some(v) => Check::new(
+            format!(
+                "{{emq}}:version not set yet; the first client records the version it speaks \
+                 ({wire} for this one)"
+            ),
+        );
+    };
+    let Ok(fenced) = WireVersion::parse(found) else {
+        return Check::new(
             "fence",
             Status::Fail,
             format!(
-                "{{emq}}:version is {v:?} but this client speaks {ours:?}: every runtime must speak \
-                 the deployment's version — install clients that speak {v}, or, if {v} is older, \
-                 move the deployment forward with `emq upgrade` once every runtime is upgraded"
+                "{{emq}}:version is {found:?}, which this client does not speak (it knows {}): \
+                 every runtime must speak the deployment's version — use clients that speak {found}",
+                WireVersion::ALL.map(WireVersion::as_str).join(" and ")
             ),
-        ),
+        );
+    };
+    // Told to speak another version than the record: every verb would be
+    // refused by the fence.
+    let wire_note = if wire_given && wire != fenced {
+        format!(
+            "; this client was told to speak {wire} (--wire / EMQ_WIRE), which the fence \
+             refuses: use --wire {fenced}"
+        )
+    } else {
+        String::new()
+    };
+    if fenced < newest {
+        let meanwhile = if wire_given && wire == fenced {
+            String::new()
+        } else {
+            format!(" (until then, run emq with --wire {fenced})")
+        };
+        Check::new(
+            "fence",
+            Status::Warn,
+            format!(
+                "fenced at {fenced}, older than this client's newest {newest}: once every runtime \
+                 speaks {newest}, run emq upgrade{meanwhile}{wire_note}"
+            ),
+        )
+    } else if wire_note.is_empty() {
+        Check::new(
+            "fence",
+            Status::Pass,
+            format!("fenced at {fenced} (this client's newest)"),
+        )
+    } else {
+        Check::new(
+            "fence",
+            Status::Warn,
+            format!("fenced at {fenced}{wire_note}"),
+        )
     }
 }
 

@@ -73,7 +73,7 @@ pub use queue_events::{
 pub use repeat::{repeat_job_id, Repeat, RepeatOptions};
 pub use stall::Reaped;
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
-pub use upgrade::UpgradeReport;
+pub use upgrade::{UpgradeReport, UpgradeStep};
 pub use verb_options::{BrowseOptions, EnqueueOptions, RetryOptions};
 pub use wire::WireVersion;
 pub use worker::{

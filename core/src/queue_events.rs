@@ -13,9 +13,10 @@
 //! one background task per client, which sends whatever has queued up as one
 //! pipeline of `PUBLISH`es, in the order the verbs answered.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -116,6 +117,18 @@ const PUBLISH_BUFFER: usize = 65_536;
 /// Messages sent in one round trip at most.
 const PUBLISH_BATCH: usize = 1_024;
 
+/// After a `publish` call found nobody subscribed to a channel, that
+/// channel's events are dropped here, without a round trip, for this long
+/// before the server is asked again (docs/PROTOCOL-DECISIONS.md 12.10): a
+/// worker with nobody listening sends ten trivial calls a second per queue
+/// instead of one per settled batch.
+const LISTENER_RECHECK: Duration = Duration::from_millis(100);
+
+/// Bumped by every subscription this process makes, so a publisher in the
+/// same process asks the server again at once rather than after
+/// [`LISTENER_RECHECK`].
+static SUBSCRIPTIONS: AtomicU64 = AtomicU64::new(0);
+
 /// A queue's base (`emq:{q}:`) and one JSON message for its channel.
 type Message = (Arc<str>, String);
 
@@ -198,6 +211,9 @@ impl Publisher {
 /// order within each queue), until every sender is gone.
 async fn publish_loop(transport: Arc<Transport>, mut rx: mpsc::Receiver<Message>) {
     let mut batch: Vec<Message> = Vec::with_capacity(64);
+    // Channels last found without a subscriber: when, and the process's
+    // subscription count then.
+    let mut unheard: HashMap<Arc<str>, (Instant, u64)> = HashMap::new();
     while rx.recv_many(&mut batch, PUBLISH_BATCH).await > 0 {
         let mut queues: Vec<(Arc<str>, Vec<Vec<u8>>)> = Vec::new();
         for (base, json) in batch.drain(..) {
@@ -210,13 +226,27 @@ async fn publish_loop(transport: Arc<Transport>, mut rx: mpsc::Receiver<Message>
             }
         }
         for (base, args) in queues {
+            let subscriptions = SUBSCRIPTIONS.load(Ordering::Acquire);
+            if let Some(&(at, seen)) = unheard.get(&base) {
+                if at.elapsed() < LISTENER_RECHECK && seen == subscriptions {
+                    continue; // nobody listened a moment ago: at-most-once
+                }
+            }
             let meta = format!("{base}meta");
             let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-            if let Err(e) = transport.script(&scripts::PUBLISH, &[&meta], &args).await {
-                if transport.is_closed() {
-                    return;
+            match transport.script(&scripts::PUBLISH, &[&meta], &args).await {
+                Ok(redis::Value::Int(0)) => {
+                    unheard.insert(base, (Instant::now(), subscriptions));
                 }
-                log::debug!("echomq: publishing queue events failed: {e}");
+                Ok(_) => {
+                    unheard.remove(&base);
+                }
+                Err(e) => {
+                    if transport.is_closed() {
+                        return;
+                    }
+                    log::debug!("echomq: publishing queue events failed: {e}");
+                }
             }
         }
     }
@@ -328,6 +358,7 @@ async fn open_pubsub(
                 })?;
                 // One SUBSCRIBE for all of them: one round trip, one connection.
                 pubsub.subscribe(&names).await?;
+                SUBSCRIPTIONS.fetch_add(1, Ordering::Release);
                 Ok::<_, Error>(pubsub)
             };
             match attempt.await {

@@ -121,16 +121,7 @@ impl Client {
             }
             // As `complete_many`: with `wait_replicas`, a chunk the
             // replicas did not confirm answers `NotDurable` per job.
-            let shortfall = self.batch_shortfall(&keys.active).await?;
-            let wanted = self.transport.options().wait_replicas;
-            for (id, verdict) in chunk_ids.iter().zip(verdicts) {
-                out.push(match (verdict, shortfall) {
-                    (Ok(()), Some(acked)) => {
-                        Err(Error::not_durable(id.as_str(), "completed", acked, wanted))
-                    }
-                    (verdict, _) => verdict,
-                });
-            }
+            out.extend(self.confirmed(&keys, chunk_ids, verdicts).await?);
         }
         if let Some(events) = events {
             events.send();

@@ -6,6 +6,11 @@
 //! version's probes on a scratch queue (deleted afterwards, pass or fail);
 //! list the connections `CLIENT LIST` shows still speaking an older version;
 //! then compare-and-set the record. Never backward.
+//!
+//! [`Client::upgrade_protocol_with`] reports each step as it finishes and
+//! asks a caller-supplied confirmation before the compare-and-set, so an
+//! operator's tool (the CLI) can show progress and ask "really?" while the
+//! order of the steps stays here, once.
 
 use std::time::Duration;
 
@@ -39,9 +44,45 @@ pub struct UpgradeReport {
     /// False when the server's `CLIENT LIST` does not show library info
     /// (servers before Redis 7.2 / Valkey 7.2), so older clients cannot be told.
     pub clients_known: bool,
-    /// True when the record was moved (false for a dry run, or when it
-    /// already held `to`).
+    /// True when the record was moved (false for a dry run, a declined
+    /// confirmation, or when it already held `to`).
     pub upgraded: bool,
+    /// True when the record already held `to`: nothing was checked or moved.
+    pub already_current: bool,
+    /// The scratch queue the probes ran on (deleted afterwards), if they ran.
+    pub scratch_queue: Option<String>,
+}
+
+/// One finished step of [`Client::upgrade_protocol_with`], in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpgradeStep<'a> {
+    /// The record holds `from`, as expected.
+    RecordChecked {
+        /// The version the record held.
+        found: &'a str,
+    },
+    /// One probe passed on the scratch queue.
+    ProbePassed {
+        /// The registration the probe checked.
+        probe: &'a str,
+    },
+    /// The scratch queue's keys were deleted (`keys` = how many existed).
+    ScratchDeleted {
+        /// The scratch queue's name.
+        queue: &'a str,
+        /// How many of its keys existed and were deleted.
+        keys: u64,
+    },
+    /// `CLIENT LIST` was read: the other connections of this client that
+    /// speak a version older than `to` (`known` false: the server cannot tell).
+    ClientsListed {
+        /// The `CLIENT LIST` lines of those connections.
+        older: &'a [String],
+        /// False when the server does not show library info.
+        known: bool,
+    },
+    /// The record now holds `to`.
+    RecordSet,
 }
 
 /// One probe: its registration and the check it runs on the scratch queue.
@@ -74,6 +115,23 @@ impl Client {
         to: WireVersion,
         dry_run: bool,
     ) -> Result<UpgradeReport> {
+        self.upgrade_protocol_with(from, to, dry_run, |_| {}, |_| true)
+            .await
+    }
+
+    /// [`Client::upgrade_protocol`], calling `on_step` as each step finishes
+    /// and `confirm` (with the report so far: probes passed, older clients)
+    /// right before the compare-and-set; `confirm` answering false leaves the
+    /// record as it is (`upgraded` false). `confirm` is not called on a dry
+    /// run or when the record already holds `to`.
+    pub async fn upgrade_protocol_with(
+        &self,
+        from: WireVersion,
+        to: WireVersion,
+        dry_run: bool,
+        mut on_step: impl FnMut(UpgradeStep<'_>),
+        confirm: impl FnOnce(&UpgradeReport) -> bool,
+    ) -> Result<UpgradeReport> {
         if to <= from {
             return Err(Error::invalid_argument(format!(
                 "an upgrade only moves forward: {from} -> {to}"
@@ -91,16 +149,26 @@ impl Client {
             older_clients: Vec::new(),
             clients_known: false,
             upgraded: false,
+            already_current: false,
+            scratch_queue: None,
         };
         if found == to.as_str() {
+            report.already_current = true;
             return Ok(report);
         }
         if found != from.as_str() {
             return Err(Error::version_fence(&found, from));
         }
-        report.probes = self.run_probes(to).await?;
+        on_step(UpgradeStep::RecordChecked { found: &found });
+        let scratch = scratch_queue_name(self.node_id())?;
+        report.scratch_queue = Some(scratch.clone());
+        report.probes = self.probes_on(to, &scratch, &mut on_step).await?;
         (report.older_clients, report.clients_known) = self.older_clients(to).await?;
-        if dry_run {
+        on_step(UpgradeStep::ClientsListed {
+            older: &report.older_clients,
+            known: report.clients_known,
+        });
+        if dry_run || !confirm(&report) {
             return Ok(report);
         }
         let mut args: Vec<Vec<u8>> = vec![
@@ -124,6 +192,7 @@ impl Client {
             return Err(Error::version_fence(&value, from));
         }
         report.upgraded = true;
+        on_step(UpgradeStep::RecordSet);
         log::info!("echomq: upgraded {{emq}}:version from {from} to {to}");
         Ok(report)
     }
@@ -132,6 +201,17 @@ impl Client {
     /// scratch queue, deleting it afterwards whatever happened. Answers the
     /// probes that passed (all of them, or the first failure as an error).
     pub async fn run_probes(&self, version: WireVersion) -> Result<Vec<String>> {
+        let scratch = scratch_queue_name(self.node_id())?;
+        self.probes_on(version, &scratch, &mut |_| {}).await
+    }
+
+    /// The probes on `scratch`, reporting each pass and the deletion.
+    async fn probes_on(
+        &self,
+        version: WireVersion,
+        scratch: &str,
+        on_step: &mut impl FnMut(UpgradeStep<'_>),
+    ) -> Result<Vec<String>> {
         if version < WireVersion::V2_1_0 {
             return Ok(Vec::new());
         }
@@ -139,10 +219,15 @@ impl Client {
             wire: version,
             ..self.clone()
         };
-        let scratch = format!("emq-probe-{}", id::mint_job_id_with(self.node_id())?);
         let mut touched = Vec::new();
-        let outcome = probe.probes_2_1_0(&scratch, &mut touched).await;
-        let keys = QueueKeys::new(&scratch)?;
+        let mut passed = Vec::new();
+        let outcome = probe
+            .probes_2_1_0(scratch, &mut touched, &mut |p| {
+                on_step(UpgradeStep::ProbePassed { probe: p });
+                passed.push(p.to_string());
+            })
+            .await;
+        let keys = QueueKeys::new(scratch)?;
         let mut del = redis::cmd("DEL");
         del.arg(&keys.pending)
             .arg(&keys.active)
@@ -152,12 +237,21 @@ impl Client {
             .arg(&keys.completed)
             .arg(&keys.failed)
             .arg(&touched);
-        let _: i64 = self.transport.query(&del).await?;
+        let deleted: u64 = self.transport.query(&del).await?;
+        on_step(UpgradeStep::ScratchDeleted {
+            queue: scratch,
+            keys: deleted,
+        });
         outcome?;
-        Ok(PROBES.iter().map(|p| p.to_string()).collect())
+        Ok(passed)
     }
 
-    async fn probes_2_1_0(&self, scratch: &str, touched: &mut Vec<String>) -> Result<()> {
+    async fn probes_2_1_0(
+        &self,
+        scratch: &str,
+        touched: &mut Vec<String>,
+        passed: &mut impl FnMut(&'static str),
+    ) -> Result<()> {
         let keys = QueueKeys::new(scratch)?;
         let row_of = |id: &BrandedId| -> Result<redis::Cmd> {
             let mut cmd = redis::cmd("HMGET");
@@ -189,6 +283,7 @@ impl Client {
         {
             return Err(probe_failed(p, format!("row holds {row:?}")));
         }
+        passed(p);
 
         // claim_guarded: a job reaped back after its last attempt is dead-lettered.
         let p = PROBES[1];
@@ -204,6 +299,7 @@ impl Client {
         if !claimed.is_empty() || info.map(|i| i.state) != Some(JobState::Dead) {
             return Err(probe_failed(p, format!("claimed {claimed:?}")));
         }
+        passed(p);
 
         // Key de:<dedup_id> + enqueue_dedup: one job per live dedup id.
         let p = PROBES[2];
@@ -228,6 +324,7 @@ impl Client {
         {
             return Err(probe_failed(p, format!("{first:?} then {second:?}")));
         }
+        passed(p);
 
         // Limits: the concurrency ceiling and the rate limit refuse inside the
         // claim with EMQRATE (and its wait); rate_limit parks a held job.
@@ -270,6 +367,7 @@ impl Client {
                 "rate_limit did not park the job and pause claims",
             ));
         }
+        passed(p);
 
         // Repeats: a due slot fires one job under its derived id, a second
         // fire of the same slot makes none, and remove deletes the record.
@@ -317,14 +415,21 @@ impl Client {
                 format!("fired {fired} then {refired}, pending {queued:?}, removed {removed}"),
             ));
         }
+        passed(p);
+        // The rate_limit probe paused claims on the scratch queue.
         self.transport
-            .query::<i64>(redis::cmd("DEL").arg(&keys.pending))
+            .query::<i64>(redis::cmd("DEL").arg(&keys.pending).arg(&keys.meta))
             .await?;
-        self.probes_2_1_0_job_data(scratch, touched).await
+        self.probes_2_1_0_job_data(scratch, touched, passed).await
     }
 
     /// The probes of progress, logs and kept results (decisions 13b.*).
-    async fn probes_2_1_0_job_data(&self, scratch: &str, touched: &mut Vec<String>) -> Result<()> {
+    async fn probes_2_1_0_job_data(
+        &self,
+        scratch: &str,
+        touched: &mut Vec<String>,
+        passed: &mut impl FnMut(&'static str),
+    ) -> Result<()> {
         let keys = QueueKeys::new(scratch)?;
         let field = |id: &BrandedId, name: &str| {
             let mut cmd = redis::cmd("HGET");
@@ -359,6 +464,7 @@ impl Client {
         {
             return Err(probe_failed(p, format!("progress holds {stored:?}")));
         }
+        passed(p);
 
         // Key job:<id>:logs + add_log: capped to the newest lines, and
         // completing the job (complete_result) deletes the log with the row.
@@ -379,6 +485,7 @@ impl Client {
         if lines != ["b", "c"] || left != 0 {
             return Err(probe_failed(p, format!("log {lines:?}, {left} keys left")));
         }
+        passed(p);
 
         // Key job:<id>:result + complete_many_result: the value is kept with
         // its TTL in the completing script; remove_cascade deletes it.
@@ -415,6 +522,7 @@ impl Client {
                 format!("kept {kept:?} for {ttl} ms, {left} keys left after remove"),
             ));
         }
+        passed(p);
         self.probes_2_1_0_wake(scratch, touched).await
     }
 
@@ -453,12 +561,17 @@ impl Client {
             ));
         }
         self.complete(scratch, job.as_str(), held[0].token).await?;
+        passed(p);
         Ok(())
     }
 
     /// Connections `CLIENT LIST` shows as this client's speaking a version
     /// older than `to`, and whether the server shows library info at all.
+    /// The upgrader's own connection (which speaks `from`) is left out: it is
+    /// the one doing the upgrade, not a runtime left behind.
     async fn older_clients(&self, to: WireVersion) -> Result<(Vec<String>, bool)> {
+        let own: i64 = self.transport.query(redis::cmd("CLIENT").arg("ID")).await?;
+        let own = own.to_string();
         let listing: String = self
             .transport
             .query(redis::cmd("CLIENT").arg("LIST"))
@@ -474,7 +587,7 @@ impl Client {
             if line.contains(" lib-name=") {
                 known = true;
             }
-            if field("lib-name") != LIB_NAME {
+            if field("lib-name") != LIB_NAME || field("id") == own {
                 continue;
             }
             let speaks = WireVersion::parse(field("lib-ver"));
@@ -492,6 +605,11 @@ impl Client {
     }
 }
 
+/// A fresh scratch queue name: `emq-probe-<job id>`, unique per run.
+fn scratch_queue_name(node_id: u16) -> Result<String> {
+    Ok(format!("emq-probe-{}", id::mint_job_id_with(node_id)?))
+}
+
 impl crate::blocking::Client {
     /// See [`Client::upgrade_protocol`].
     pub fn upgrade_protocol(
@@ -501,5 +619,20 @@ impl crate::blocking::Client {
         dry_run: bool,
     ) -> Result<UpgradeReport> {
         crate::runtime::runtime().block_on(self.as_async().upgrade_protocol(from, to, dry_run))
+    }
+
+    /// See [`Client::upgrade_protocol_with`].
+    pub fn upgrade_protocol_with(
+        &self,
+        from: WireVersion,
+        to: WireVersion,
+        dry_run: bool,
+        on_step: impl FnMut(UpgradeStep<'_>),
+        confirm: impl FnOnce(&UpgradeReport) -> bool,
+    ) -> Result<UpgradeReport> {
+        crate::runtime::runtime().block_on(
+            self.as_async()
+                .upgrade_protocol_with(from, to, dry_run, on_step, confirm),
+        )
     }
 }

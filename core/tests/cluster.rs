@@ -381,7 +381,17 @@ async fn one_client_serves_workers_on_three_masters_and_a_live_slot_migration() 
     .await;
     assert_eq!(cluster.master_of(slot), to);
     assert_eq!(keys_in_slot(&mut cluster.raw(from), slot), 0);
-    let counts = client.counts(&queue).await.unwrap();
+    // A handler has seen every payload; the last completions may still be
+    // on their way (a settle that met the migration is retried): wait for
+    // them, bounded, rather than reading the counts at once.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let counts = loop {
+        let counts = client.counts(&queue).await.unwrap();
+        if (counts.pending, counts.active) == (0, 0) || Instant::now() > deadline {
+            break counts;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert_eq!((counts.pending, counts.active), (0, 0), "nothing stuck");
     assert_eq!(counts.scheduled, 100, "nothing lost");
     println!(

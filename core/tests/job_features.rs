@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use common::Server;
 use echomq::{
-    Client, ConnectOptions, EnqueueOptions, ErrorKind, WireVersion, Worker, WorkerOptions,
+    Client, ConnectOptions, EnqueueOptions, ErrorKind, UpgradeStep, WireVersion, Worker,
+    WorkerOptions,
 };
 use redis::Commands;
 
@@ -147,29 +148,81 @@ async fn upgrade_checks_the_record_probes_on_a_scratch_queue_then_moves_it_forwa
         .unwrap_err();
     assert_eq!(back.kind(), ErrorKind::InvalidArgument);
 
+    // A bystander runtime still speaking 2.0.0 (the upgrader itself is not listed).
+    let bystander = Client::connect(
+        &server.url(),
+        ConnectOptions {
+            wire_version: WireVersion::V2_0_0,
+            client_name: Some("bystander".into()),
+            ..ConnectOptions::default()
+        },
+    )
+    .await
+    .unwrap();
     let dry = old
         .upgrade_protocol(WireVersion::V2_0_0, WireVersion::V2_1_0, true)
         .await
         .unwrap();
-    assert!(!dry.upgraded);
+    assert!(!dry.upgraded && !dry.already_current);
     assert_eq!(dry.probes.len(), 9, "{dry:?}");
     let v: String = raw.get("{emq}:version").unwrap();
     assert_eq!(v, "echomq:2.0.0");
     // The scratch queue is gone, pass or fail.
+    let scratch = dry.scratch_queue.clone().unwrap();
+    assert!(scratch.starts_with("emq-probe-JOB"), "{scratch}");
     let leftovers: Vec<String> = raw.keys("emq:*").unwrap();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // Redis 7.0 has no CLIENT SETINFO, so CLIENT LIST cannot tell versions;
-    // on 7.2+ / Valkey our own 2.0.0 connection is listed.
+    // on 7.2+ / Valkey the bystander is listed, the upgrader's own connection not.
     if dry.clients_known {
+        assert_eq!(dry.older_clients.len(), 1, "{dry:?}");
         assert!(
-            dry.older_clients
-                .iter()
-                .any(|c| c.contains("lib-ver=echomq:2.0.0")),
+            dry.older_clients[0].contains("name=bystander")
+                && dry.older_clients[0].contains("lib-ver=echomq:2.0.0"),
             "{dry:?}"
         );
     } else {
         assert!(dry.older_clients.is_empty());
     }
+    drop(bystander);
+
+    // Steps are reported in order; a declined confirmation moves nothing.
+    let mut steps = Vec::new();
+    let mut asked = None;
+    let declined = old
+        .upgrade_protocol_with(
+            WireVersion::V2_0_0,
+            WireVersion::V2_1_0,
+            false,
+            |step| {
+                steps.push(match step {
+                    UpgradeStep::RecordChecked { found } => format!("record {found}"),
+                    UpgradeStep::ProbePassed { probe } => format!("probe {probe}"),
+                    UpgradeStep::ScratchDeleted { queue, keys } => {
+                        assert!(keys > 0 && queue.starts_with("emq-probe-"));
+                        "scratch deleted".to_string()
+                    }
+                    UpgradeStep::ClientsListed { .. } => "clients".to_string(),
+                    UpgradeStep::RecordSet => "set".to_string(),
+                })
+            },
+            |report| {
+                asked = Some(report.probes.len());
+                false
+            },
+        )
+        .await
+        .unwrap();
+    assert!(!declined.upgraded);
+    assert_eq!(asked, Some(8));
+    assert_eq!(steps.len(), 1 + 8 + 1 + 1, "{steps:?}");
+    assert_eq!(steps[0], "record echomq:2.0.0");
+    assert!(steps[1].starts_with("probe row field stalled"), "{steps:?}");
+    assert_eq!(&steps[9..], ["scratch deleted", "clients"]);
+    let v: String = raw.get("{emq}:version").unwrap();
+    assert_eq!(v, "echomq:2.0.0");
+    let leftovers: Vec<String> = raw.keys("emq:*").unwrap();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 
     let done = old
         .upgrade_protocol(WireVersion::V2_0_0, WireVersion::V2_1_0, false)
@@ -195,7 +248,8 @@ async fn upgrade_checks_the_record_probes_on_a_scratch_queue_then_moves_it_forwa
         .upgrade_protocol(WireVersion::V2_0_0, WireVersion::V2_1_0, false)
         .await
         .unwrap();
-    assert!(!again.upgraded);
+    assert!(!again.upgraded && again.already_current);
+    assert!(again.probes.is_empty() && again.scratch_queue.is_none());
 
     // A record holding something else is a fence error carrying it.
     let _: () = raw.set("{emq}:version", "echomq:9.9.9").unwrap();

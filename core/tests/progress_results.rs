@@ -62,8 +62,11 @@ async fn next_for(sub: &mut Subscription, id: &str) -> echomq::QueueEvent {
 async fn only_the_holder_writes_progress_and_it_is_published_after_the_write() {
     let server = Server::start();
     let client = connect(&server).await;
-    let id = client.enqueue(Q, b"p").await.unwrap().id.to_string();
+    // Subscribed first, so the enqueue's `added` always arrives (subscribing
+    // after it would race with its delivery).
     let mut sub = client.subscribe(Q).await.unwrap();
+    let id = client.enqueue(Q, b"p").await.unwrap().id.to_string();
+    assert_eq!(next_for(&mut sub, &id).await.event, "added");
 
     // Not held yet (pending): refused, nothing written, nothing published.
     let refused = client.update_progress(Q, &id, 0, "10").await.unwrap_err();
@@ -275,6 +278,15 @@ async fn a_worker_keeps_results_with_their_ttl_and_wait_for_result_answers_them(
     assert!((50_000..=60_000).contains(&log_ttl), "{log_ttl}");
     assert_eq!(client.logs(Q, &ok, 0, -1).await.unwrap(), ["working"]);
     assert_eq!(client.result(Q, &ok).await.unwrap().unwrap(), b"done:a");
+    // The queue handle's verbs are the client's, without the name.
+    let q = client.queue(Q).unwrap();
+    assert_eq!(q.logs(&ok, 0, -1).await.unwrap(), ["working"]);
+    assert_eq!(q.result(&ok).await.unwrap().unwrap(), b"done:a");
+    let kept = q
+        .wait_for_result(&ok, Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(kept, b"done:a");
     // The dead job keeps its row (with its progress) and its log; no result.
     let dead_row = row(&server, &dead);
     assert_eq!(

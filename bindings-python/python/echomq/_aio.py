@@ -267,7 +267,7 @@ class AsyncClient:
         """The result a worker kept for job ``id`` (``keep_result_ms``), or ``None``."""
         return await self._native.result(queue, id)
 
-    async def wait_for_result(self, queue: str, id: str, timeout_ms: "_Duration") -> bytes:
+    async def wait_for_result(self, queue: str, id: str, timeout_ms: Duration) -> bytes:
         """Wait for job ``id``'s kept result: ``JobDeadError`` if it went dead,
         ``JobGoneError`` if it has no row and no result, ``TimeoutError``."""
         return await self._native.wait_for_result(queue, id, timeout_ms)

@@ -1,16 +1,17 @@
 //! `emq doctor`: one PASS/WARN/FAIL line per check of a deployment, exit
 //! 0 (all pass), 1 (a warning) or 2 (a failure). The facts come from the
 //! core's read-only probe (no fence, so a fenced-off deployment can still be
-//! examined), judged by the core's `health::server_checks` (the same checks
-//! the dashboard's health panel shows), and, when the fence matches, from
-//! the queues' own verbs (the lease and dead-set checks below).
+//! examined), judged by the core's `health::server_checks_speaking` (the
+//! same checks the dashboard's health panel shows), and, when this emq knows
+//! the version the deployment is fenced at, from the queues' own verbs spoken
+//! at that version (the lease and dead-set checks below).
 
 use std::time::Duration;
 
 use clap::Args;
-use echomq::health::{self, server_checks, Check, Status};
+use echomq::health::{self, server_checks_speaking, Check, Status};
 use echomq::probe::probe;
-use echomq::{BrowseSet, ConnectOptions, TimeRange};
+use echomq::{BrowseSet, ConnectOptions, TimeRange, WireVersion};
 use serde_json::json;
 
 use super::Ctx;
@@ -28,8 +29,8 @@ pub struct DoctorArgs {
 /// says no one reaps it (a worker's pump runs every second by default).
 const REAP_GRACE_MS: u64 = 10_000;
 
-async fn queue_checks(ctx: &Ctx, sample: Duration) -> Result<Vec<Check>, Fail> {
-    let client = ctx.connect().await?;
+async fn queue_checks(ctx: &Ctx, wire: WireVersion, sample: Duration) -> Result<Vec<Check>, Fail> {
+    let client = ctx.connect_speaking(wire).await?;
     let queues = client.queues().await?;
     if queues.is_empty() {
         return Ok(vec![Check::new("queues", Status::Pass, "no queues yet")]);
@@ -99,13 +100,15 @@ async fn queue_checks(ctx: &Ctx, sample: Duration) -> Result<Vec<Check>, Fail> {
 pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> Result<i32, Fail> {
     let options = ConnectOptions::default();
     let facts = probe(&ctx.url, &options).await?;
-    let mut checks = server_checks(&facts);
-    let fenced_off = health::url_mismatch(&facts)
-        || checks
-            .iter()
-            .any(|c| c.name == "fence" && c.status == Status::Fail);
-    if !fenced_off {
-        checks.extend(queue_checks(ctx, a.sample).await?);
+    let mut checks = server_checks_speaking(&facts, ctx.wire, ctx.wire_given);
+    // The queue checks speak the version the deployment is fenced at (when
+    // this emq knows it), so a deployment not yet upgraded is examined too.
+    if !health::url_mismatch(&facts) {
+        match facts.version_record.as_deref().map(WireVersion::parse) {
+            None => checks.extend(queue_checks(ctx, ctx.wire, a.sample).await?),
+            Some(Ok(fenced)) => checks.extend(queue_checks(ctx, fenced, a.sample).await?),
+            Some(Err(_)) => {}
+        }
     }
     let worst = health::worst(&checks);
     if ctx.json {

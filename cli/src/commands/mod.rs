@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use echomq::{Client, ConnectOptions};
+use echomq::{Client, ConnectOptions, WireVersion};
 
 use crate::fail::Fail;
 use crate::{Cli, Command};
@@ -12,25 +12,42 @@ pub mod change;
 pub mod doctor;
 pub mod pump;
 pub mod serve;
+pub mod upgrade;
 pub mod view;
 pub mod watch;
 
-/// What every command receives: the URL and the output mode.
+/// What every command receives: the URL, the output mode and the wire
+/// version to speak.
 pub struct Ctx {
     pub url: String,
     pub json: bool,
+    /// `--wire` / `EMQ_WIRE`, else the newest.
+    pub wire: WireVersion,
+    /// Whether `--wire` / `EMQ_WIRE` was given (the doctor says when it
+    /// differs from the deployment's record).
+    pub wire_given: bool,
 }
 
 impl Ctx {
-    /// Connect (and fence) as the client named `emq`, so `CLIENT LIST`
-    /// shows which connections are operators.
+    /// Connect (and fence) speaking `--wire`, as the client named `emq`, so
+    /// `CLIENT LIST` shows which connections are operators.
     pub async fn connect(&self) -> Result<Client, Fail> {
-        let options = ConnectOptions {
+        self.connect_speaking(self.wire).await
+    }
+
+    /// Connect (and fence) speaking `wire` (the doctor and the upgrade pick
+    /// the version themselves).
+    pub async fn connect_speaking(&self, wire: WireVersion) -> Result<Client, Fail> {
+        Ok(Client::connect(&self.url, self.options(wire)).await?)
+    }
+
+    pub fn options(&self, wire: WireVersion) -> ConnectOptions {
+        ConnectOptions {
             client_name: Some("emq".to_string()),
             connect_timeout: Duration::from_secs(5),
+            wire_version: wire,
             ..ConnectOptions::default()
-        };
-        Ok(Client::connect(&self.url, options).await?)
+        }
     }
 
     /// The named queues (checked before any I/O), or every queue when none.
@@ -67,6 +84,8 @@ pub async fn dispatch(cli: Cli) -> Result<i32, Fail> {
     let ctx = Ctx {
         url: cli.url,
         json: cli.json,
+        wire: cli.wire.unwrap_or(WireVersion::NEWEST),
+        wire_given: cli.wire.is_some(),
     };
     match cli.command {
         Command::Queues => view::queues(&ctx).await,
@@ -86,5 +105,6 @@ pub async fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Doctor(a) => doctor::doctor(&ctx, a).await,
         Command::Metrics(a) => serve::metrics(&ctx, a).await,
         Command::Dashboard(a) => serve::dashboard(&ctx, a).await,
+        Command::Upgrade(a) => upgrade::upgrade(&ctx, a).await,
     }
 }
