@@ -23,6 +23,15 @@ fn wait<F: std::future::Future>(fut: F) -> F::Output {
     runtime().block_on(fut)
 }
 
+/// A one-in-flight verb on this thread's own connection ([`crate::direct`]).
+pub(crate) fn direct<T, F, Fut>(client: &crate::Client, call: F) -> Result<T>
+where
+    F: FnOnce(crate::Client) -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    crate::direct::call(client, call)
+}
+
 impl Client {
     /// Blocking [`Client::connect`](crate::Client::connect).
     pub fn connect(url: &str, options: ConnectOptions) -> Result<Client> {
@@ -68,7 +77,10 @@ impl Client {
 
     /// Blocking [`Client::enqueue`](crate::Client::enqueue).
     pub fn enqueue(&self, queue: &str, payload: impl AsRef<[u8]>) -> Result<Enqueued> {
-        wait(self.inner.enqueue(queue, payload))
+        direct(
+            &self.inner,
+            |c| async move { c.enqueue(queue, payload).await },
+        )
     }
 
     /// Blocking [`Client::enqueue_with_id`](crate::Client::enqueue_with_id).
@@ -78,7 +90,9 @@ impl Client {
         id: &str,
         payload: impl AsRef<[u8]>,
     ) -> Result<Enqueued> {
-        wait(self.inner.enqueue_with_id(queue, id, payload))
+        direct(&self.inner, |c| async move {
+            c.enqueue_with_id(queue, id, payload).await
+        })
     }
 
     /// Blocking [`Client::enqueue_at`](crate::Client::enqueue_at).
@@ -88,7 +102,9 @@ impl Client {
         payload: impl AsRef<[u8]>,
         run_at_ms: u64,
     ) -> Result<Enqueued> {
-        wait(self.inner.enqueue_at(queue, payload, run_at_ms))
+        direct(&self.inner, |c| async move {
+            c.enqueue_at(queue, payload, run_at_ms).await
+        })
     }
 
     /// Blocking [`Client::enqueue_in`](crate::Client::enqueue_in).
@@ -98,7 +114,9 @@ impl Client {
         payload: impl AsRef<[u8]>,
         delay_ms: u64,
     ) -> Result<Enqueued> {
-        wait(self.inner.enqueue_in(queue, payload, delay_ms))
+        direct(&self.inner, |c| async move {
+            c.enqueue_in(queue, payload, delay_ms).await
+        })
     }
 
     /// Enqueue as `options` say (see [`crate::Client::enqueue_with`]).
@@ -108,7 +126,9 @@ impl Client {
         payload: impl AsRef<[u8]>,
         options: &EnqueueOptions,
     ) -> Result<Enqueued> {
-        wait(self.inner.enqueue_with(queue, payload, options))
+        direct(&self.inner, |c| async move {
+            c.enqueue_with(queue, payload, options).await
+        })
     }
 
     /// Blocking [`Client::enqueue_many`](crate::Client::enqueue_many).

@@ -113,6 +113,15 @@ impl Client {
         self.transport.clone()
     }
 
+    /// This client on another transport (a thread's direct connection,
+    /// [`crate::direct`]); the event publisher stays this client's.
+    pub(crate) fn with_transport(&self, transport: Arc<Transport>) -> Client {
+        Client {
+            transport,
+            ..self.clone()
+        }
+    }
+
     /// Queue events for `keys`' queue, published once the batch is sent;
     /// `None` when this client does not publish.
     pub(crate) fn events(&self, keys: &QueueKeys) -> Option<Batch<'_>> {

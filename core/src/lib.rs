@@ -25,6 +25,7 @@ mod browse_page;
 mod client;
 mod conn;
 pub mod defaults;
+pub mod direct;
 mod error;
 mod fence;
 mod options;

@@ -235,7 +235,10 @@ impl BlockingQueue {
 
     /// Blocking [`Queue::enqueue`](crate::Queue::enqueue).
     pub fn enqueue(&self, payload: impl AsRef<[u8]>) -> Result<Enqueued> {
-        wait(self.inner.enqueue(payload))
+        let name = self.inner.name.as_str();
+        crate::blocking::direct(&self.inner.client, |c| async move {
+            c.enqueue(name, payload).await
+        })
     }
 
     /// Blocking [`Queue::enqueue_with`](crate::Queue::enqueue_with).
@@ -244,7 +247,10 @@ impl BlockingQueue {
         payload: impl AsRef<[u8]>,
         options: &EnqueueOptions,
     ) -> Result<Enqueued> {
-        wait(self.inner.enqueue_with(payload, options))
+        let name = self.inner.name.as_str();
+        crate::blocking::direct(&self.inner.client, |c| async move {
+            c.enqueue_with(name, payload, options).await
+        })
     }
 
     /// Blocking [`Queue::enqueue_many`](crate::Queue::enqueue_many).

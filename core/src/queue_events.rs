@@ -189,9 +189,11 @@ impl Publisher {
         if !live {
             let (tx, rx) = mpsc::channel(PUBLISH_BUFFER);
             let task = publish_loop(self.transport.clone(), rx);
+            // Inside a direct call the current runtime is the caller's
+            // thread's, which runs only during calls: not a home for a task.
             match tokio::runtime::Handle::try_current() {
-                Ok(handle) => drop(handle.spawn(task)),
-                Err(_) => drop(crate::runtime::runtime().spawn(task)),
+                Ok(handle) if !crate::direct::active() => drop(handle.spawn(task)),
+                _ => drop(crate::runtime::runtime().spawn(task)),
             }
             *slot = Some((pid, tx));
         }

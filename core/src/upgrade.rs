@@ -523,11 +523,16 @@ impl Client {
             ));
         }
         passed(p);
-        self.probes_2_1_0_wake(scratch, touched).await
+        self.probes_2_1_0_wake(scratch, touched, passed).await
     }
 
     /// The probe of the wake key and the pumps' planner (decisions 16.*).
-    async fn probes_2_1_0_wake(&self, scratch: &str, touched: &mut Vec<String>) -> Result<()> {
+    async fn probes_2_1_0_wake(
+        &self,
+        scratch: &str,
+        touched: &mut Vec<String>,
+        passed: &mut impl FnMut(&'static str),
+    ) -> Result<()> {
         let keys = QueueKeys::new(scratch)?;
         // Key wake: an enqueue leaves one token, the claim that empties
         // pending drops it, and next_due sees the claim's lease (and no

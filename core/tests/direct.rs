@@ -1,0 +1,142 @@
+//! Direct calls (issue #16 §3, decision 16.8): a blocking enqueue runs on
+//! the caller's thread, on that thread's own connection, which is fenced,
+//! reconnects by itself and answers the same typed errors as the shared one.
+//! Speed is a benchmark figure (bench/), never asserted here.
+
+mod common;
+
+use common::Server;
+use echomq::{blocking, ConnectOptions, ErrorKind};
+use redis::Commands;
+
+const Q: &str = "direct";
+const PENDING: &str = "emq:{direct}:pending";
+
+fn connect(server: &Server) -> blocking::Client {
+    let options = ConnectOptions {
+        client_name: Some("emq-direct-test".into()),
+        ..ConnectOptions::default()
+    };
+    blocking::Client::connect(&server.url(), options).unwrap()
+}
+
+/// Connections the server shows under the test's client name.
+fn named(raw: &mut redis::Connection) -> usize {
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(raw).unwrap();
+    list.lines()
+        .filter(|l| l.contains("name=emq-direct-test "))
+        .count()
+}
+
+fn kill_all_but_me(raw: &mut redis::Connection) {
+    let _: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("normal")
+        .arg("SKIPME")
+        .arg("yes")
+        .query(raw)
+        .unwrap();
+}
+
+#[test]
+fn each_enqueuing_thread_drives_its_own_connection() {
+    let server = Server::start();
+    let mut raw = server.raw();
+    let client = connect(&server);
+    assert_eq!(
+        named(&mut raw),
+        1,
+        "connect opens the shared connection only"
+    );
+
+    let first = client.enqueue(Q, b"main").unwrap();
+    assert_eq!(echomq::direct::thread_connections(), 1);
+    assert_eq!(named(&mut raw), 2);
+    // The same thread reuses it; the queue handle shares it too.
+    client.enqueue(Q, b"again").unwrap();
+    client.queue(Q).unwrap().enqueue(b"handle").unwrap();
+    assert_eq!(named(&mut raw), 2);
+
+    let other = client.clone();
+    std::thread::spawn(move || {
+        other.enqueue(Q, b"thread").unwrap();
+        assert_eq!(echomq::direct::thread_connections(), 1);
+    })
+    .join()
+    .unwrap();
+    // The thread ended: its connection went with it.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(named(&mut raw), 2);
+
+    let ids: Vec<String> = raw.zrange(PENDING, 0, -1).unwrap();
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    let payload: Vec<u8> = raw
+        .hget(format!("emq:{{direct}}:job:{}", first.id), "payload")
+        .unwrap();
+    assert_eq!(payload, b"main");
+    // The direct connection was labelled like every connection.
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut raw).unwrap();
+    if list.contains("lib-name=") {
+        let labelled = list
+            .lines()
+            .filter(|l| l.contains("name=emq-direct-test ") && l.contains("lib-name=echomq "))
+            .count();
+        assert_eq!(labelled, 2, "{list}");
+    }
+}
+
+#[test]
+fn a_connection_the_server_ended_between_calls_is_reopened_before_sending() {
+    let server = Server::start();
+    let mut raw = server.raw();
+    let client = connect(&server);
+    client.enqueue(Q, b"before").unwrap();
+    kill_all_but_me(&mut raw);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // No error: the end was seen before the request went out.
+    client.enqueue(Q, b"after").unwrap();
+    let n: u64 = raw.zcard(PENDING).unwrap();
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn a_reopened_connection_is_fenced_again() {
+    let server = Server::start();
+    let mut raw = server.raw();
+    let client = connect(&server);
+    client.enqueue(Q, b"fenced").unwrap();
+    let _: () = raw.set("{emq}:version", "echomq:9.0.0").unwrap();
+    kill_all_but_me(&mut raw);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let e = client.enqueue(Q, b"refused").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::VersionFence, "{e}");
+    let n: u64 = raw.zcard(PENDING).unwrap();
+    assert_eq!(n, 1, "nothing written past the fence");
+}
+
+#[test]
+fn a_closed_client_refuses_before_any_io() {
+    let server = Server::start();
+    let mut raw = server.raw();
+    let client = connect(&server);
+    client.enqueue(Q, b"open").unwrap();
+    client.close();
+    let e = client.enqueue(Q, b"closed").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
+    let n: u64 = raw.zcard(PENDING).unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn a_duplicate_id_is_answered_as_on_the_shared_connection() {
+    let server = Server::start();
+    let mut raw = server.raw();
+    let client = connect(&server);
+    let job = client.enqueue(Q, b"x").unwrap();
+    let again = client.enqueue_with_id(Q, job.id.as_str(), b"x").unwrap();
+    assert_eq!(again.id, job.id);
+    assert!(again.duplicate, "a duplicate stays a duplicate: {again:?}");
+    let n: u64 = raw.zcard(PENDING).unwrap();
+    assert_eq!(n, 1);
+}
