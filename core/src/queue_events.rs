@@ -132,6 +132,21 @@ static SUBSCRIPTIONS: AtomicU64 = AtomicU64::new(0);
 /// A queue's base (`emq:{q}:`) and one JSON message for its channel.
 type Message = (Arc<str>, String);
 
+/// Channels last found without a subscriber: when, and the process's
+/// subscription count then. Shared by the publisher task (which writes it)
+/// and the verbs (which read it), so an event for a channel nobody heard a
+/// moment ago is not even built, let alone handed to the task: with nobody
+/// listening, a one-in-flight enqueue wakes no other thread.
+type Unheard = Arc<Mutex<HashMap<Arc<str>, (Instant, u64)>>>;
+
+/// Whether `base`'s channel was found without subscribers less than
+/// [`LISTENER_RECHECK`] ago, with no subscription made in this process since.
+fn recently_unheard(unheard: &Unheard, base: &str) -> bool {
+    let map = unheard.lock().unwrap_or_else(|p| p.into_inner());
+    matches!(map.get(base), Some(&(at, seen))
+        if at.elapsed() < LISTENER_RECHECK && seen == SUBSCRIPTIONS.load(Ordering::Acquire))
+}
+
 /// One client's publisher: a channel to a background task that owns the
 /// sending. Started lazily on the calling runtime, and again in a forked
 /// child (the parent's task does not exist there).
@@ -139,6 +154,7 @@ pub(crate) struct Publisher {
     enabled: bool,
     transport: Arc<Transport>,
     sender: Mutex<Option<(u32, mpsc::Sender<Message>)>>,
+    unheard: Unheard,
 }
 
 /// The messages of one verb's answer, sent together.
@@ -169,13 +185,15 @@ impl Publisher {
             enabled,
             transport,
             sender: Mutex::new(None),
+            unheard: Unheard::default(),
         }
     }
 
-    /// A batch for `base` (`emq:{q}:`), or `None` when publishing is off, so
-    /// callers build nothing then.
+    /// A batch for `base` (`emq:{q}:`), or `None` when publishing is off or
+    /// nobody listened a moment ago, so callers build nothing then.
     pub(crate) fn batch(&self, base: &str) -> Option<Batch<'_>> {
-        self.enabled.then(|| Batch {
+        let wanted = self.enabled && !recently_unheard(&self.unheard, base);
+        wanted.then(|| Batch {
             publisher: self,
             base: Arc::from(base),
             messages: Vec::new(),
@@ -188,7 +206,7 @@ impl Publisher {
         let live = matches!(&*slot, Some((owner, tx)) if *owner == pid && !tx.is_closed());
         if !live {
             let (tx, rx) = mpsc::channel(PUBLISH_BUFFER);
-            let task = publish_loop(self.transport.clone(), rx);
+            let task = publish_loop(self.transport.clone(), self.unheard.clone(), rx);
             // Inside a direct call the current runtime is the caller's
             // thread's, which runs only during calls: not a home for a task.
             match tokio::runtime::Handle::try_current() {
@@ -211,11 +229,12 @@ impl Publisher {
 
 /// Send whatever has queued up, one `publish` script call per queue (in
 /// order within each queue), until every sender is gone.
-async fn publish_loop(transport: Arc<Transport>, mut rx: mpsc::Receiver<Message>) {
+async fn publish_loop(
+    transport: Arc<Transport>,
+    unheard: Unheard,
+    mut rx: mpsc::Receiver<Message>,
+) {
     let mut batch: Vec<Message> = Vec::with_capacity(64);
-    // Channels last found without a subscriber: when, and the process's
-    // subscription count then.
-    let mut unheard: HashMap<Arc<str>, (Instant, u64)> = HashMap::new();
     while rx.recv_many(&mut batch, PUBLISH_BATCH).await > 0 {
         let mut queues: Vec<(Arc<str>, Vec<Vec<u8>>)> = Vec::new();
         for (base, json) in batch.drain(..) {
@@ -229,19 +248,19 @@ async fn publish_loop(transport: Arc<Transport>, mut rx: mpsc::Receiver<Message>
         }
         for (base, args) in queues {
             let subscriptions = SUBSCRIPTIONS.load(Ordering::Acquire);
-            if let Some(&(at, seen)) = unheard.get(&base) {
-                if at.elapsed() < LISTENER_RECHECK && seen == subscriptions {
-                    continue; // nobody listened a moment ago: at-most-once
-                }
+            if recently_unheard(&unheard, &base) {
+                continue; // nobody listened a moment ago: at-most-once
             }
             let meta = format!("{base}meta");
             let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
             match transport.script(&scripts::PUBLISH, &[&meta], &args).await {
                 Ok(redis::Value::Int(0)) => {
-                    unheard.insert(base, (Instant::now(), subscriptions));
+                    let mut map = unheard.lock().unwrap_or_else(|p| p.into_inner());
+                    map.insert(base, (Instant::now(), subscriptions));
                 }
                 Ok(_) => {
-                    unheard.remove(&base);
+                    let mut map = unheard.lock().unwrap_or_else(|p| p.into_inner());
+                    map.remove(&base);
                 }
                 Err(e) => {
                     if transport.is_closed() {

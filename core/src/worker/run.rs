@@ -606,13 +606,18 @@ async fn heartbeat(shared: Arc<WorkerShared>, held: Held) {
         let refs: Vec<(&str, u64)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
         match shared.client.extend_many(&shared.queue, &refs, lease).await {
             Ok(verdicts) => {
-                for ((id, token), verdict) in jobs.iter().zip(verdicts) {
+                for ((id, _), verdict) in jobs.iter().zip(verdicts) {
                     if let Err(e) = verdict {
-                        log::warn!("echomq worker: lease lost on {id} (token {token}): {e}");
                         if let Ok(id) = BrandedId::parse(id) {
                             // Released before emitting: listeners never run under the lock.
                             let removed = lock(&held).remove(&id);
+                            // Not held any more: the handler finished meanwhile and
+                            // the settler took the job; its settlement reports what
+                            // happened (a completion crossing this heartbeat is no loss).
                             if let Some(token) = removed {
+                                log::warn!(
+                                    "echomq worker: lease lost on {id} (token {token}): {e}"
+                                );
                                 shared.counters.lease_lost.fetch_add(1, Ordering::Relaxed);
                                 shared.emit(WorkerEvent::LeaseLost { id, token });
                             }
