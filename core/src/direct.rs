@@ -26,25 +26,54 @@
 //! then answers with its own typed error and retries), and when
 //! `EMQ_DIRECT_CALLS=0`. An entry made before a `fork()` is leaked in the
 //! child, never used: its socket and epoll descriptor are the parent's.
+//!
+//! Closing or dropping the client closes every thread's connection at once,
+//! from whichever thread does it (the shared transport keeps a weak list of
+//! its companions' [`Slot`]s); a slot in the middle of a call is closed by
+//! its own thread when the call returns.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::runtime;
 use crate::transport::Transport;
 
-/// One thread's connection for one client.
+/// One thread's connection for one client, shared (weakly) with the
+/// client's shared transport so closing the client can close it.
+pub(crate) struct Slot {
+    /// This thread's transport.
+    transport: Arc<Transport>,
+    /// The current-thread runtime its connection's driver runs on; `None`
+    /// once closed. Locked by the owning thread for the length of a call.
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+}
+
+impl Slot {
+    /// Close the connection: from any thread, inside a runtime or not.
+    /// Busy (a call of the owning thread is running): that thread closes
+    /// it when the call returns, seeing the transport closed.
+    pub(crate) fn close(&self) {
+        self.transport.close();
+        if let Ok(mut runtime) = self.runtime.try_lock() {
+            if let Some(runtime) = runtime.take() {
+                // Drops the connection's driver task, and so the socket,
+                // without waiting (allowed inside another runtime).
+                runtime.shutdown_background();
+            }
+        }
+    }
+}
+
+/// A thread's entry: whose it is and its slot.
 struct Direct {
     pid: u32,
-    /// The client's shared transport: the entry's identity, and its life
-    /// (a dropped or closed client retires the entry).
+    /// The client's shared transport: the entry's identity. Weak: an entry
+    /// never keeps a dropped client's connection open.
     shared: Weak<Transport>,
-    /// The client with this thread's transport (drop before the runtime).
-    client: Client,
-    runtime: tokio::runtime::Runtime,
+    slot: Arc<Slot>,
 }
 
 thread_local! {
@@ -88,8 +117,13 @@ where
     if !enabled() || shared.is_cluster() || tokio::runtime::Handle::try_current().is_ok() {
         return runtime().block_on(call(client.clone()));
     }
-    let Some(entry) = take(client, &shared) else {
+    let Some(slot) = find(&shared) else {
         return runtime().block_on(call(client.clone()));
+    };
+    let guard = slot.runtime.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(runtime) = guard.as_ref() else {
+        // Closed by the client from another thread just now.
+        return Err(Error::new(ErrorKind::Closed, "client is closed"));
     };
     ACTIVE.with(|a| a.set(true));
     // This runtime ran nothing while the thread was away: let the
@@ -97,50 +131,49 @@ where
     // timeout, a restart), so the call reconnects before sending instead
     // of meeting the end after it. The first yield polls the socket (a
     // zero-timeout epoll), the second lets the woken driver run.
-    entry.runtime.block_on(async {
+    runtime.block_on(async {
         tokio::task::yield_now().await;
         tokio::task::yield_now().await;
     });
-    let answer = entry.runtime.block_on(call(entry.client.clone()));
+    let answer = runtime.block_on(call(client.with_transport(slot.transport.clone())));
     ACTIVE.with(|a| a.set(false));
-    // Put back (a call made from inside this one, by a log handler say,
-    // opened its own entry meanwhile; both are kept).
-    ENTRIES.with(|e| e.borrow_mut().push(entry));
+    drop(guard);
+    if slot.transport.is_closed() {
+        slot.close(); // the client closed during the call
+    }
     answer
 }
 
-/// This thread's entry for `shared`, taken out of the list for the call
-/// (so a nested call cannot find it borrowed), opening one if there is none.
-/// Retires the entries of clients that are gone or closed on the way.
-fn take(client: &Client, shared: &Arc<Transport>) -> Option<Direct> {
+/// This thread's slot for `shared`, opening one if there is none. Drops
+/// the entries of clients that are gone or closed on the way.
+fn find(shared: &Arc<Transport>) -> Option<Arc<Slot>> {
     let pid = std::process::id();
     let found = ENTRIES.with(|e| {
-        let mut entries = e.borrow_mut();
-        let mut i = 0;
+        let mut entries = e.try_borrow_mut().ok()?;
         let mut found = None;
-        while i < entries.len() {
-            let entry = &entries[i];
+        entries.retain_mut(|entry| {
             if entry.pid != pid {
                 // Inherited across fork(): the parent's socket and epoll fd.
-                std::mem::forget(entries.swap_remove(i));
-                continue;
+                std::mem::forget(entry.slot.clone());
+                return false;
             }
             match entry.shared.upgrade() {
-                Some(t) if Arc::ptr_eq(&t, shared) && found.is_none() => {
-                    found = Some(entries.swap_remove(i));
+                Some(t) if Arc::ptr_eq(&t, shared) => {
+                    found = Some(entry.slot.clone());
+                    true
                 }
-                Some(t) if !t.is_closed() => i += 1,
-                _ => drop(entries.swap_remove(i)),
+                Some(t) => !t.is_closed(),
+                None => false,
             }
-        }
+        });
         found
     });
-    found.or_else(|| open(client, shared, pid))
+    found.or_else(|| open(shared, pid))
 }
 
 /// A current-thread runtime and a transport opened on it, fenced as every
 /// connection is; `None` (logged at debug) when either cannot be had.
-fn open(client: &Client, shared: &Arc<Transport>, pid: u32) -> Option<Direct> {
+fn open(shared: &Arc<Transport>, pid: u32) -> Option<Arc<Slot>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -150,15 +183,30 @@ fn open(client: &Client, shared: &Arc<Transport>, pid: u32) -> Option<Direct> {
         .block_on(Transport::connect(shared.url(), shared.options().clone()))
         .map_err(|e| log::debug!("echomq: no direct connection, using the shared one: {e}"))
         .ok()?;
-    Some(Direct {
+    let slot = Arc::new(Slot {
+        transport,
+        runtime: Mutex::new(Some(runtime)),
+    });
+    shared.adopt(&slot);
+    let entry = Direct {
         pid,
         shared: Arc::downgrade(shared),
-        client: client.with_transport(transport),
-        runtime,
-    })
+        slot: slot.clone(),
+    };
+    ENTRIES.with(|e| {
+        if let Ok(mut entries) = e.try_borrow_mut() {
+            entries.push(entry);
+        }
+    });
+    Some(slot)
 }
 
-/// How many direct connections this thread holds (tests, diagnostics).
+/// How many direct connections this thread holds open (tests, diagnostics).
 pub fn thread_connections() -> usize {
-    ENTRIES.with(|e| e.borrow().len())
+    ENTRIES.with(|e| {
+        e.borrow()
+            .iter()
+            .filter(|d| !d.slot.transport.is_closed())
+            .count()
+    })
 }

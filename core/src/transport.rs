@@ -68,6 +68,15 @@ pub(crate) struct Transport {
     refence: Arc<AtomicBool>,
     /// How many times the fence has run on this transport (diagnostics, tests).
     fences: AtomicU64,
+    /// Threads' own transports for this one's client ([`crate::direct`]):
+    /// closed with it, so a closed or dropped client leaves none open.
+    companions: Mutex<Vec<std::sync::Weak<crate::direct::Slot>>>,
+}
+
+impl Drop for Transport {
+    fn drop(&mut self) {
+        self.close_companions();
+    }
 }
 
 /// How one attempt failed: was anything sent to the server?
@@ -92,6 +101,7 @@ impl Transport {
             mismatches: Mutex::new(Vec::new()),
             refence,
             fences: AtomicU64::new(0),
+            companions: Mutex::new(Vec::new()),
         });
         transport.current().await?;
         Ok(transport)
@@ -192,6 +202,22 @@ impl Transport {
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.live.write().expect("live lock").take();
+        self.close_companions();
+    }
+
+    /// Close `companion` (a thread's own connection) with this one.
+    pub(crate) fn adopt(&self, companion: &Arc<crate::direct::Slot>) {
+        let mut list = self.companions.lock().unwrap_or_else(|p| p.into_inner());
+        list.retain(|c| c.strong_count() > 0);
+        list.push(Arc::downgrade(companion));
+    }
+
+    fn close_companions(&self) {
+        let companions =
+            std::mem::take(&mut *self.companions.lock().unwrap_or_else(|p| p.into_inner()));
+        for companion in companions.iter().filter_map(std::sync::Weak::upgrade) {
+            companion.close();
+        }
     }
 
     pub fn is_closed(&self) -> bool {

@@ -140,3 +140,46 @@ fn a_duplicate_id_is_answered_as_on_the_shared_connection() {
     let n: u64 = raw.zcard(PENDING).unwrap();
     assert_eq!(n, 1);
 }
+
+#[test]
+fn closing_or_dropping_the_client_closes_the_threads_connections() {
+    let server = Server::start();
+    let mut raw = server.raw();
+    let closed = connect(&server);
+    closed.enqueue(Q, b"a").unwrap();
+    let dropped = connect(&server);
+    dropped.enqueue(Q, b"b").unwrap();
+    let elsewhere = dropped.clone();
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let other = std::thread::spawn(move || {
+        elsewhere.enqueue(Q, b"c").unwrap();
+        drop(elsewhere);
+        wait.recv().unwrap(); // stay alive while the main thread drops its handle
+        echomq::direct::thread_connections()
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(
+        named(&mut raw),
+        5,
+        "two shared connections and three direct ones"
+    );
+    assert_eq!(echomq::direct::thread_connections(), 2);
+
+    closed.close();
+    assert_eq!(echomq::direct::thread_connections(), 1);
+    // The last handle's drop closes the shared connection once its event
+    // publisher has let go (a task on the runtime), and with it the rest.
+    drop(dropped);
+    // Every connection closed, the other thread's too, while it still lives.
+    let mut left = named(&mut raw);
+    for _ in 0..100 {
+        if left == 0 && echomq::direct::thread_connections() == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        left = named(&mut raw);
+    }
+    assert_eq!(left, 0, "connections left open after close and drop");
+    go.send(()).unwrap();
+    assert_eq!(other.join().unwrap(), 0);
+}
