@@ -493,7 +493,7 @@ fn upgrade_moves_a_2_0_0_deployment_forward_after_its_probes() {
             .iter()
             .filter(|l| l.starts_with("probe     PASS  "))
             .count(),
-        8,
+        9,
         "{out}"
     );
     let scratch_line = lines.iter().find(|l| l.starts_with("scratch   ")).unwrap();

@@ -214,11 +214,11 @@ async fn upgrade_checks_the_record_probes_on_a_scratch_queue_then_moves_it_forwa
         .await
         .unwrap();
     assert!(!declined.upgraded);
-    assert_eq!(asked, Some(8));
-    assert_eq!(steps.len(), 1 + 8 + 1 + 1, "{steps:?}");
+    assert_eq!(asked, Some(9));
+    assert_eq!(steps.len(), 1 + 9 + 1 + 1, "{steps:?}");
     assert_eq!(steps[0], "record echomq:2.0.0");
     assert!(steps[1].starts_with("probe row field stalled"), "{steps:?}");
-    assert_eq!(&steps[9..], ["scratch deleted", "clients"]);
+    assert_eq!(&steps[10..], ["scratch deleted", "clients"]);
     let v: String = raw.get("{emq}:version").unwrap();
     assert_eq!(v, "echomq:2.0.0");
     let leftovers: Vec<String> = raw.keys("emq:*").unwrap();
