@@ -20,6 +20,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--events", choices=("on", "off"), default="on")
     ap.add_argument("--listeners", choices=("on", "off"), default="off")
     ap.add_argument("--idle-seconds", type=float, default=10.0)
+    # Jobs per handler call in the process workload; 0 (default) = the concurrency.
+    ap.add_argument("--handler-batch", type=int, default=0)
     return ap.parse_args()
 
 

@@ -89,6 +89,8 @@ static emq_handler_status timed(const emq_job *job, void *user, emq_handler_resu
 
 /* --events off: connect with publish_events = false; --listeners on: a no-op event callback. */
 static int events_on = 1, listeners_on = 0;
+/* --handler-batch K: jobs per callback in the process workload; 0 (default) = the concurrency. */
+static size_t handler_batch_arg = 0;
 
 static void ignore_event(const emq_worker_event *event, void *user) {
     (void)event; (void)user;
@@ -143,6 +145,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--payload-size")) payload_size = strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--events")) events_on = strcmp(argv[i + 1], "off") != 0;
         else if (!strcmp(argv[i], "--listeners")) listeners_on = strcmp(argv[i + 1], "on") == 0;
+        else if (!strcmp(argv[i], "--handler-batch")) handler_batch_arg = strtoul(argv[i + 1], NULL, 10);
     }
     emq_client *c = NULL;
     emq_error *err = NULL;
@@ -167,11 +170,12 @@ int main(int argc, char **argv) {
         double t0 = now_s();
         /* A no-op callback: hand it whole claims (one blocking call per
          * batch), the documented setting for short callbacks. */
-        emq_worker *w = start_worker(c, concurrency, concurrency, noop);
+        size_t batch = handler_batch_arg ? handler_batch_arg : concurrency;
+        emq_worker *w = start_worker(c, concurrency, batch, noop);
         wait_done(w);
         double seconds = now_s() - t0;
         stop_worker(w);
-        report(workload, n, seconds, -1, -1, concurrency);
+        report(workload, n, seconds, -1, -1, batch);
     } else if (!strcmp(workload, "latency")) {
         samples = calloc(n, sizeof(double));
         emq_worker *w = start_worker(c, 50, 1, timed);

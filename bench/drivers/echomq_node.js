@@ -6,7 +6,7 @@ const { version } = require('../../bindings-node/package.json')
 const VERSION = `echomq ${version} (node)`
 
 function parseArgs() {
-  const a = { workload: process.argv[2], url: 'redis://127.0.0.1:6379/', queue: 'bench', n: 20000, concurrency: 50, rate: 2000, payloadSize: 100, events: 'on', listeners: 'off', idleSeconds: 10 }
+  const a = { workload: process.argv[2], url: 'redis://127.0.0.1:6379/', queue: 'bench', n: 20000, concurrency: 50, rate: 2000, payloadSize: 100, events: 'on', listeners: 'off', idleSeconds: 10, handlerBatch: 0 }
   for (let i = 3; i + 1 < process.argv.length; i += 2) {
     const [k, v] = [process.argv[i], process.argv[i + 1]]
     if (k === '--url') a.url = v
@@ -18,6 +18,7 @@ function parseArgs() {
     else if (k === '--events') a.events = v
     else if (k === '--listeners') a.listeners = v
     else if (k === '--idle-seconds') a.idleSeconds = Number(v)
+    else if (k === '--handler-batch') a.handlerBatch = Number(v)
   }
   return a
 }
@@ -74,7 +75,7 @@ async function main() {
   } else if (a.workload === 'process') {
     // A no-op handler: hand it whole claims (one crossing to the JS thread
     // per batch), the documented setting for short handlers.
-    const handlerBatch = a.concurrency
+    const handlerBatch = a.handlerBatch || a.concurrency // --handler-batch 0 (default): the concurrency
     const worker = listen(new Worker(client, a.queue, async () => {}, { concurrency: a.concurrency, idleMaxMs: 5, handlerBatch }))
     const running = worker.run()
     await waitFor(worker, a.n)

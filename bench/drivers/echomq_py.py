@@ -58,12 +58,13 @@ def main() -> None:
         start = time.perf_counter()
         # A no-op handler: hand it whole claims (one interpreter entry per
         # batch), the documented setting for short handlers.
-        worker, thread = run_worker(client, a, a.concurrency, lambda job: None, a.concurrency)
+        batch = a.handler_batch or a.concurrency
+        worker, thread = run_worker(client, a, a.concurrency, lambda job: None, batch)
         wait_until(lambda: worker.stats().completed >= a.n)
         seconds = time.perf_counter() - start
         worker.stop()
         thread.join(30)
-        report(a.workload, a.n, seconds, VERSION, note=batch_note(a.concurrency))
+        report(a.workload, a.n, seconds, VERSION, note=batch_note(batch))
     elif a.workload == "latency":
         lat: list[float] = []
         worker, thread = run_worker(client, a, 50, lambda job: lat.append((time.time_ns() - enqueued_at_ns(job.payload)) / 1e6))
