@@ -11,6 +11,10 @@
 //                    single adds on an absolute schedule of --rate jobs/s (open loop:
 //                    an add is not awaited before the next is due; <= 1000 in flight);
 //                    the processor records start - data.t
+//   idle           : Worker (--concurrency, default 4) with BullMQ's defaults, idle for
+//                    --idle-seconds (stderr says 'idle-start' when it begins, so the
+//                    orchestrator can count the server's commands), then one add every
+//                    ~200 ms, each awaited until its job started; p50/p99 of start - data.t
 //
 // Progress to stderr; the last stdout line is the JSON result.
 'use strict';
@@ -25,13 +29,13 @@ const CHUNK = 1000;
 const BUDGET_S = Number(process.env.BENCH_BUDGET_SECONDS || 35);
 const STALL_S = Number(process.env.BENCH_STALL_SECONDS || 120);
 const HARD_S = Number(process.env.BENCH_HARD_SECONDS || 600);
-const WORKLOADS = ['enqueue-single', 'enqueue-bulk', 'prefill', 'process', 'latency'];
+const WORKLOADS = ['enqueue-single', 'enqueue-bulk', 'prefill', 'process', 'latency', 'idle'];
 
 function log(...a) { console.error(...a); }
 
 function parseArgs(argv) {
   const args = { url: 'redis://127.0.0.1:6379/', queue: 'bench', n: null,
-                 concurrency: null, rate: 1000, payloadSize: 100 };
+                 concurrency: null, rate: 1000, payloadSize: 100, idleSeconds: 10 };
   const rest = argv.slice(2);
   args.workload = rest.shift();
   while (rest.length) {
@@ -45,6 +49,7 @@ function parseArgs(argv) {
       case '--concurrency': args.concurrency = parseInt(v, 10); break;
       case '--rate': args.rate = Number(v); break;
       case '--payload-size': args.payloadSize = parseInt(v, 10); break;
+      case '--idle-seconds': args.idleSeconds = Number(v); break;
       default: throw new Error(`unknown option ${k}`);
     }
   }
@@ -230,6 +235,38 @@ async function latency(args, conn) {
   return { jobs: n, seconds: secs, note, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
 }
 
+async function idle(args, conn) {
+  const concurrency = args.concurrency || 4;
+  const lats = [];
+  const worker = new Worker(args.queue, async (job) => {
+    lats.push((nowNs() - job.data.t) / 1e6);
+  }, { connection: conn, concurrency });
+  worker.on('error', (err) => log(`worker error: ${err}`));
+  await worker.waitUntilReady();
+  const q = new Queue(args.queue, { connection: conn });
+  await q.waitUntilReady();
+  await sleep(500);
+  log('idle-start');
+  await sleep(args.idleSeconds * 1000);
+  const t0 = performance.now();
+  for (let i = 0; i < args.n; i++) {
+    await q.add('bench', payload(i, args.payloadSize));
+    const deadline = performance.now() + 10000;
+    while (lats.length < i + 1) {
+      if (performance.now() > deadline) throw new Error(`job ${i} did not start within 10 s`);
+      await sleep(1);
+    }
+    progress();
+    await sleep(200);
+  }
+  const secs = (performance.now() - t0) / 1000;
+  await worker.close();
+  await q.close();
+  const sorted = lats.slice().sort((a, b) => a - b);
+  return { jobs: args.n, seconds: secs, note: `worker concurrency ${concurrency}, BullMQ defaults`,
+           p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
+
 async function main() {
   let args;
   try { args = parseArgs(process.argv); } catch (e) { log(String(e)); process.exit(2); }
@@ -242,6 +279,7 @@ async function main() {
     case 'prefill': r = await enqueueBulk(args, conn); break;
     case 'process': r = await processJobs(args, conn); break;
     case 'latency': r = await latency(args, conn); break;
+    case 'idle': r = await idle(args, conn); break;
   }
   emit({ workload: args.workload, ...r });
   process.exit(0);
