@@ -294,6 +294,25 @@ def idle_run(system: System, r: Redis, n: int, idle_seconds: float, timeout: flo
     return res
 
 
+def slow_run(system: System, r: Redis, n: int, timeout: float) -> Result:
+    """The slow-handler row (issue #16): prefill n jobs, then the driver's `slow` workload
+    (two workers x 4 slots, 50 ms handlers); its note says the most jobs one worker held
+    and the makespan against the ideal split."""
+    res = Result(system.name, "slow handlers")
+    r.flush()
+    pre = drive(system, r, "prefill", n, timeout)
+    answer = pre if "error" in pre or "unsupported" in pre else drive(system, r, "slow", n, timeout)
+    if "error" in answer or "unsupported" in answer:
+        res.ok, res.unsupported = False, "unsupported" in answer
+        res.note = str(answer.get("error") or answer.get("unsupported"))
+        return res
+    res.jobs, res.seconds = int(answer.get("jobs", 0)), float(answer.get("seconds") or 0.0)
+    res.version, res.note = answer.get("version", ""), answer.get("note") or ""
+    if system.waiting(r) not in (-1, 0) or system.active(r) > 0:
+        res.ok, res.note = False, res.note + " verify: jobs left waiting or active"
+    return res
+
+
 def ceiling(r: Redis, pipeline: int, n: int) -> Result:
     """redis-benchmark running EVALSHA of our own enqueue script with random ids."""
     res = Result("server ceiling", f"evalsha -P {pipeline}")
@@ -586,7 +605,10 @@ def main() -> int:
                ("process c=50 events off", 50), ("process c=50 listeners", 50),
                ("process c=50 handler_batch=1", 50), ("latency", 50),
                # Issue #16: the idle worker's pickup latency and its commands per second.
-               ("idle pickup", 4)]
+               ("idle pickup", 4),
+               # Issue #16: two workers x 4 slots, 50 ms handlers, 160 jobs (Rust driver; the
+               # prefetch window is the core's, the same in every runtime).
+               ("slow handlers", 4)]
     if args.figures:
         figures = [f for f in figures if f[0] in args.figures.split(",")]
     total = args.rounds * (len(figures) * len(runnable) + 2) + 2 * len(runnable)
@@ -603,6 +625,8 @@ def main() -> int:
                         continue
                     if workload == "process c=50 handler_batch=1" and s.name == "echomq-rust":
                         continue  # a Rust handler is a future per job: no batch knob
+                    if workload == "slow handlers" and s.name != "echomq-rust":
+                        continue
                     done += 1
                     n = args.latency_n if workload == "latency" else args.n
                     log(f"[{done}/{total}] round {rnd}: {s.name} {workload}")
@@ -611,6 +635,11 @@ def main() -> int:
                         results.append(res)
                         log(f"    p50 {res.p50} ms, p99 {res.p99} ms, {res.extra.get('sent_per_s', 0):.2f} cmd/s"
                             if res.ok else f"    {'skipped' if res.unsupported else 'FAILED'}: {res.note[:160]}")
+                        continue
+                    if workload == "slow handlers":
+                        res = slow_run(s, r, 160, timeout)
+                        results.append(res)
+                        log(f"    {res.note}" if res.ok else f"    FAILED: {res.note[:160]}")
                         continue
                     res = timed_run(s, r, workload, n, conc, args.rate, timeout)
                     res.workload = workload
