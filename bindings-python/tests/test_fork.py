@@ -136,3 +136,20 @@ def test_client_made_in_child_after_parent_used_runtime(redis_url, queue):
     assert out.startswith("ok "), out
     assert c.counts(queue).pending == 1
     c.close()
+
+
+def test_a_child_closing_the_inherited_client_leaves_the_parents_own_connection_alone(redis_url, queue):
+    # The parent's enqueue runs on its thread's own connection (decision 16.8),
+    # whose epoll descriptor the child shares: closing the client in the child
+    # must not deregister the parent's socket (the parent's next enqueue would hang).
+    c = echomq.connect(redis_url, response_timeout_ms=5_000)
+    c.enqueue(queue, b"parent before fork")
+
+    def child() -> str:
+        c.close()
+        return "closed"
+
+    assert in_child(child) == "ok closed"
+    c.enqueue(queue, b"parent after the child closed")
+    assert c.counts(queue).pending == 2
+    c.close()

@@ -44,6 +44,8 @@ use crate::transport::Transport;
 /// One thread's connection for one client, shared (weakly) with the
 /// client's shared transport so closing the client can close it.
 pub(crate) struct Slot {
+    /// The process that opened it (a forked child must not touch it).
+    pid: u32,
     /// This thread's transport.
     transport: Arc<Transport>,
     /// The current-thread runtime its connection's driver runs on; `None`
@@ -59,9 +61,29 @@ impl Slot {
         self.transport.close();
         if let Ok(mut runtime) = self.runtime.try_lock() {
             if let Some(runtime) = runtime.take() {
-                // Drops the connection's driver task, and so the socket,
-                // without waiting (allowed inside another runtime).
-                runtime.shutdown_background();
+                if self.pid == std::process::id() {
+                    // Drops the connection's driver task, and so the socket,
+                    // without waiting (allowed inside another runtime).
+                    runtime.shutdown_background();
+                } else {
+                    // A forked child closing an inherited client: the epoll
+                    // descriptor is shared with the parent, so deregistering
+                    // the socket would silence the parent's connection.
+                    std::mem::forget(runtime);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        // In a forked child (its thread's entries are dropped when it exits)
+        // the runtime holds the parent's socket and epoll descriptor: leak it.
+        if self.pid != std::process::id() {
+            let runtime = self.runtime.get_mut().unwrap_or_else(|p| p.into_inner());
+            if let Some(runtime) = runtime.take() {
+                std::mem::forget(runtime);
             }
         }
     }
@@ -153,9 +175,7 @@ fn find(shared: &Arc<Transport>) -> Option<Arc<Slot>> {
         let mut found = None;
         entries.retain_mut(|entry| {
             if entry.pid != pid {
-                // Inherited across fork(): the parent's socket and epoll fd.
-                std::mem::forget(entry.slot.clone());
-                return false;
+                return false; // inherited across fork(): Slot's drop leaks its runtime
             }
             match entry.shared.upgrade() {
                 Some(t) if Arc::ptr_eq(&t, shared) => {
@@ -184,6 +204,7 @@ fn open(shared: &Arc<Transport>, pid: u32) -> Option<Arc<Slot>> {
         .map_err(|e| log::debug!("echomq: no direct connection, using the shared one: {e}"))
         .ok()?;
     let slot = Arc::new(Slot {
+        pid,
         transport,
         runtime: Mutex::new(Some(runtime)),
     });
