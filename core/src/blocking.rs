@@ -23,15 +23,6 @@ fn wait<F: std::future::Future>(fut: F) -> F::Output {
     runtime().block_on(fut)
 }
 
-/// A one-in-flight verb on this thread's own connection ([`crate::direct`]).
-pub(crate) fn direct<T, F, Fut>(client: &crate::Client, call: F) -> Result<T>
-where
-    F: FnOnce(crate::Client) -> Fut,
-    Fut: std::future::Future<Output = Result<T>>,
-{
-    crate::direct::call(client, call)
-}
-
 impl Client {
     /// Blocking [`Client::connect`](crate::Client::connect).
     pub fn connect(url: &str, options: ConnectOptions) -> Result<Client> {
@@ -77,7 +68,7 @@ impl Client {
 
     /// Blocking [`Client::enqueue`](crate::Client::enqueue).
     pub fn enqueue(&self, queue: &str, payload: impl AsRef<[u8]>) -> Result<Enqueued> {
-        direct(
+        crate::direct::call(
             &self.inner,
             |c| async move { c.enqueue(queue, payload).await },
         )
@@ -90,7 +81,7 @@ impl Client {
         id: &str,
         payload: impl AsRef<[u8]>,
     ) -> Result<Enqueued> {
-        direct(&self.inner, |c| async move {
+        crate::direct::call(&self.inner, |c| async move {
             c.enqueue_with_id(queue, id, payload).await
         })
     }
@@ -102,7 +93,7 @@ impl Client {
         payload: impl AsRef<[u8]>,
         run_at_ms: u64,
     ) -> Result<Enqueued> {
-        direct(&self.inner, |c| async move {
+        crate::direct::call(&self.inner, |c| async move {
             c.enqueue_at(queue, payload, run_at_ms).await
         })
     }
@@ -114,7 +105,7 @@ impl Client {
         payload: impl AsRef<[u8]>,
         delay_ms: u64,
     ) -> Result<Enqueued> {
-        direct(&self.inner, |c| async move {
+        crate::direct::call(&self.inner, |c| async move {
             c.enqueue_in(queue, payload, delay_ms).await
         })
     }
@@ -126,7 +117,7 @@ impl Client {
         payload: impl AsRef<[u8]>,
         options: &EnqueueOptions,
     ) -> Result<Enqueued> {
-        direct(&self.inner, |c| async move {
+        crate::direct::call(&self.inner, |c| async move {
             c.enqueue_with(queue, payload, options).await
         })
     }

@@ -91,7 +91,6 @@ impl Drop for Slot {
 
 /// A thread's entry: whose it is and its slot.
 struct Direct {
-    pid: u32,
     /// The client's shared transport: the entry's identity. Weak: an entry
     /// never keeps a dropped client's connection open.
     shared: Weak<Transport>,
@@ -174,7 +173,7 @@ fn find(shared: &Arc<Transport>) -> Option<Arc<Slot>> {
         let mut entries = e.try_borrow_mut().ok()?;
         let mut found = None;
         entries.retain_mut(|entry| {
-            if entry.pid != pid {
+            if entry.slot.pid != pid {
                 return false; // inherited across fork(): Slot's drop leaks its runtime
             }
             match entry.shared.upgrade() {
@@ -210,7 +209,6 @@ fn open(shared: &Arc<Transport>, pid: u32) -> Option<Arc<Slot>> {
     });
     shared.adopt(&slot);
     let entry = Direct {
-        pid,
         shared: Arc::downgrade(shared),
         slot: slot.clone(),
     };

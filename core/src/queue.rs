@@ -236,7 +236,7 @@ impl BlockingQueue {
     /// Blocking [`Queue::enqueue`](crate::Queue::enqueue).
     pub fn enqueue(&self, payload: impl AsRef<[u8]>) -> Result<Enqueued> {
         let name = self.inner.name.as_str();
-        crate::blocking::direct(&self.inner.client, |c| async move {
+        crate::direct::call(&self.inner.client, |c| async move {
             c.enqueue(name, payload).await
         })
     }
@@ -248,7 +248,7 @@ impl BlockingQueue {
         options: &EnqueueOptions,
     ) -> Result<Enqueued> {
         let name = self.inner.name.as_str();
-        crate::blocking::direct(&self.inner.client, |c| async move {
+        crate::direct::call(&self.inner.client, |c| async move {
             c.enqueue_with(name, payload, options).await
         })
     }
