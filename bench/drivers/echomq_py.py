@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -29,9 +30,12 @@ def bulk(client: echomq.Client, a) -> None:
 def run_worker(client, a, concurrency: int, handler, handler_batch: int = 1):
     # --listeners on: a no-op listener for every worker event.
     events = {name: (lambda e: None) for name in echomq.WORKER_EVENTS} if a.listeners == "on" else None
+    # EMQ_BENCH_PREFETCH=n: a fixed prefetch window instead of the adaptive default
+    # (n = the concurrency was the default before issue #16), for bench/prefetch_ab.py.
+    fixed = os.environ.get("EMQ_BENCH_PREFETCH")
     worker = echomq.Worker(
         client, a.queue, handler, concurrency=concurrency, idle_max_ms=5, handler_batch=handler_batch,
-        events=events,
+        events=events, **({"prefetch": int(fixed)} if fixed else {}),
     )
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()

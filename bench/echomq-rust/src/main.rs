@@ -132,6 +132,15 @@ async fn wait_for(worker: &Worker, n: u64) {
     }
 }
 
+/// `EMQ_BENCH_PREFETCH=n`: a fixed prefetch window instead of the adaptive
+/// default (n = the concurrency is the window before issue #16), for a
+/// before/after in one run.
+fn prefetch_override() -> Option<usize> {
+    std::env::var("EMQ_BENCH_PREFETCH")
+        .ok()
+        .map(|v| v.parse().expect("EMQ_BENCH_PREFETCH"))
+}
+
 fn bench_worker(
     client: &Client,
     a: &Args,
@@ -141,6 +150,7 @@ fn bench_worker(
     let options = WorkerOptions {
         concurrency,
         idle_max_ms: 5,
+        prefetch: prefetch_override(),
         ..WorkerOptions::default()
     };
     let worker = Worker::new(client.clone(), &a.queue, options, move |job| {
@@ -239,13 +249,9 @@ async fn main() {
             // held at once (stats.in_flight: running + prefetched + settling)
             // and the makespan against the ideal split (n x 50 ms / 8 slots).
             let make = || {
-                // EMQ_BENCH_PREFETCH=n: the old fixed window, for a before/after.
-                let prefetch = std::env::var("EMQ_BENCH_PREFETCH")
-                    .ok()
-                    .map(|v| v.parse().expect("EMQ_BENCH_PREFETCH"));
                 let options = WorkerOptions {
                     concurrency: 4,
-                    prefetch,
+                    prefetch: prefetch_override(),
                     ..WorkerOptions::default()
                 };
                 Worker::new(client.clone(), &a.queue, options, |_job| async move {
