@@ -24,7 +24,7 @@ use super::state::Shared as WorkerShared;
 use super::WorkerEvent;
 use crate::admin::DeadBound;
 use crate::defaults::PUMP_LIMIT;
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 
 /// When the pumps should next look, as the worker's other tasks learn it.
 #[derive(Default)]
@@ -89,6 +89,9 @@ pub(crate) async fn pumps(shared: Arc<WorkerShared>, held: Held) {
         }
         let due = match shared.client.next_due(&shared.queue).await {
             Ok(due) => due,
+            // The client was closed under the worker: the claim loop ends
+            // and says so once; the pumps have nothing left to do.
+            Err(e) if e.kind() == ErrorKind::Closed => return,
             Err(e) => {
                 log::warn!("echomq worker: next_due on {} failed: {e}", shared.queue);
                 shared.emit_error(&e);

@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -139,9 +139,11 @@ struct Run {
     claiming: Option<JoinHandle<Result<Vec<Job>>>>,
     /// The wake listener (wire 2.1.0), `None` for a client speaking 2.0.0.
     wake: Option<Wake>,
-    /// Parked: the `BLPOP` on the wake list, answering woken (true) or
-    /// timed out (false). No claim goes out while it waits.
-    parking: Option<JoinHandle<Result<bool>>>,
+    /// Parked: the `BLPOP` on the wake list, then at once the claim it
+    /// calls for (see [`Parked`]). No other claim goes out while it waits.
+    parking: Option<JoinHandle<Result<Parked>>>,
+    /// Whether the park task has started its claim (see [`ParkGate`]).
+    park_gate: Arc<ParkGate>,
     /// The last park ended with a token (so an empty claim after it was a
     /// hint for something else: a scheduled job, or a stale token).
     woken: bool,
@@ -186,6 +188,7 @@ impl Run {
             claiming: None,
             wake,
             parking: None,
+            park_gate: Arc::default(),
             woken: false,
             buffer: VecDeque::new(),
             idle: Duration::from_millis(1),
@@ -255,21 +258,7 @@ impl Run {
         let shared = self.shared.clone();
         let adaptive = self.ctx().adaptive.clone();
         self.claiming = Some(tokio::spawn(async move {
-            let opts = &shared.options;
-            let (lease, max_attempts) = (opts.lease_ms, opts.max_attempts);
-            let sent = Instant::now();
-            let claimed = claim_for_worker(
-                &shared.client,
-                &shared.queue,
-                room as u64,
-                lease,
-                max_attempts,
-            )
-            .await;
-            if claimed.is_ok() {
-                adaptive.claim_took(sent.elapsed());
-            }
-            claimed
+            claim_timed(&shared, &adaptive, room).await
         }));
     }
 
@@ -297,28 +286,46 @@ impl Run {
             }
             parked = answer(&mut self.parking) => {
                 self.parking = None;
-                self.on_parked(parked);
-                Ok(())
+                self.on_parked(parked)
             }
             _ = tokio::time::sleep_until(wake) => Ok(()),
         }
     }
 
     /// Park on the wake list: the next claim goes out when a token arrives
-    /// or `wake_fallback_ms` passes (for producers that sent no hint).
+    /// or `wake_fallback_ms` passes (for producers that sent no hint),
+    /// from the park task itself, for the room free when it parked (slots
+    /// only free up while parked; the loop claims the rest).
     fn park(&mut self, wake: Wake) {
         let timeout = Duration::from_millis(self.shared.options.wake_fallback_ms);
-        self.parking = Some(tokio::spawn(async move { wake.wait(timeout).await }));
+        let room = self.claim_room();
+        let gate = Arc::new(ParkGate::default());
+        self.park_gate = gate.clone();
+        let shared = self.shared.clone();
+        let adaptive = self.ctx().adaptive.clone();
+        self.parking = Some(tokio::spawn(async move {
+            let woken = wake.wait(timeout).await?;
+            let claimed = if room > 0 && !shared.stopping.load(Ordering::SeqCst) && gate.claim() {
+                Some(claim_timed(&shared, &adaptive, room).await)
+            } else {
+                None
+            };
+            Ok(Parked { woken, claimed })
+        }));
     }
 
-    /// The park ended: claim now, woken or not. A failed park (the wake
-    /// connection could not open or dropped) falls back to the short poll
-    /// once, and the next empty claim parks again on a fresh connection.
-    fn on_parked(&mut self, parked: Result<bool>) {
+    /// The park ended: take the claim it sent, or claim now, woken or not.
+    /// A failed park (the wake connection could not open or dropped) falls
+    /// back to the short poll once, and the next empty claim parks again
+    /// on a fresh connection.
+    fn on_parked(&mut self, parked: Result<Parked>) -> Result<()> {
         match parked {
-            Ok(woken) => {
+            Ok(Parked { woken, claimed }) => {
                 self.woken = woken;
                 self.next_claim = Instant::now();
+                if let Some(claimed) = claimed {
+                    return self.on_claimed(claimed);
+                }
             }
             Err(e) => {
                 self.woken = false;
@@ -331,6 +338,7 @@ impl Run {
                 self.next_claim = Instant::now() + idle_max.max(Duration::from_millis(100));
             }
         }
+        Ok(())
     }
 
     /// Take a claim's answer: jobs reset the idle back-off, an empty answer
@@ -403,7 +411,16 @@ impl Run {
         );
         self.pumps.0.abort();
         if let Some(park) = self.parking.take() {
-            park.abort();
+            if self.park_gate.cancel() {
+                park.abort();
+            } else if let Ok(Ok(Parked {
+                claimed: Some(Ok(jobs)),
+                ..
+            })) = park.await
+            {
+                // Its claim was on the wire: take the jobs to hand them back.
+                take(&self.shared, &self.held, &mut self.buffer, jobs);
+            }
         }
         if let Some(claim) = self.claiming.take() {
             if let Ok(Ok(jobs)) = claim.await {
@@ -471,6 +488,59 @@ impl Drop for Run {
 }
 
 /// The outcome of the claim (or park) on the wire; never ready when there is none.
+/// How a park ended: `woken` by a token (false: timed out), and the claim
+/// the park task sent at once, `None` if it sent none (no room when it
+/// parked, or the run was stopping).
+struct Parked {
+    woken: bool,
+    claimed: Option<Result<Vec<Job>>>,
+}
+
+/// The race between a park task starting its claim and `drain` stopping
+/// it: whichever moves the gate first wins, so a claim that started is
+/// awaited (its jobs are handed back, not left leased) and one that did
+/// not start never will.
+#[derive(Default)]
+struct ParkGate(AtomicU8);
+
+impl ParkGate {
+    const CLAIMING: u8 = 1;
+    const CANCELLED: u8 = 2;
+
+    /// The park task may claim (`drain` has not cancelled it).
+    fn claim(&self) -> bool {
+        self.0
+            .compare_exchange(0, Self::CLAIMING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// `drain` cancels the park; false if its claim has already started.
+    fn cancel(&self) -> bool {
+        self.0
+            .compare_exchange(0, Self::CANCELLED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+}
+
+/// One claim for up to `room` jobs, its round trip recorded for the
+/// adaptive prefetch window.
+async fn claim_timed(shared: &WorkerShared, adaptive: &Adaptive, room: usize) -> Result<Vec<Job>> {
+    let opts = &shared.options;
+    let sent = Instant::now();
+    let claimed = claim_for_worker(
+        &shared.client,
+        &shared.queue,
+        room as u64,
+        opts.lease_ms,
+        opts.max_attempts,
+    )
+    .await;
+    if claimed.is_ok() {
+        adaptive.claim_took(sent.elapsed());
+    }
+    claimed
+}
+
 async fn answer<T>(claiming: &mut Option<JoinHandle<Result<T>>>) -> Result<T> {
     match claiming {
         Some(handle) => match handle.await {
