@@ -487,7 +487,6 @@ impl Drop for Run {
     }
 }
 
-/// The outcome of the claim (or park) on the wire; never ready when there is none.
 /// How a park ended: `woken` by a token (false: timed out), and the claim
 /// the park task sent at once, `None` if it sent none (no room when it
 /// parked, or the run was stopping).
@@ -541,6 +540,7 @@ async fn claim_timed(shared: &WorkerShared, adaptive: &Adaptive, room: usize) ->
     claimed
 }
 
+/// The outcome of the claim (or park) on the wire; never ready when there is none.
 async fn answer<T>(claiming: &mut Option<JoinHandle<Result<T>>>) -> Result<T> {
     match claiming {
         Some(handle) => match handle.await {
