@@ -10,8 +10,25 @@ use crate::id::BrandedId;
 use crate::keys::QueueKeys;
 use crate::replies;
 use crate::scripts;
+use crate::transport::{did_not_run, evalsha};
 use crate::types::Job;
 use crate::wire::WireVersion;
+
+/// The keys and args of one guarded claim.
+struct GuardedCall {
+    keys: [String; 7],
+    args: [Vec<u8>; 4],
+}
+
+impl GuardedCall {
+    fn keys(&self) -> Vec<&str> {
+        self.keys.iter().map(String::as_str).collect()
+    }
+
+    fn args(&self) -> Vec<&[u8]> {
+        self.args.iter().map(Vec::as_slice).collect()
+    }
+}
 
 impl Client {
     /// The claim of wire 2.1.0: `claim_many` behind the queue's concurrency
@@ -26,35 +43,87 @@ impl Client {
         lease_ms: u64,
         max_attempts: u64,
     ) -> Result<Vec<Job>> {
+        let (keys, call) = self.guarded_call(queue, max, lease_ms, max_attempts)?;
+        let answer = self
+            .transport
+            .script(&scripts::CLAIM_GUARDED, &call.keys(), &call.args())
+            .await?;
+        self.claimed_from(&keys, answer)
+    }
+
+    /// The guarded claim as one `EVALSHA`, for an idle worker to queue behind
+    /// its `BLPOP` on the wake list (docs/PROTOCOL-DECISIONS.md 16.9): the
+    /// server runs it the moment the `BLPOP` answers. Take its answer with
+    /// [`Client::claim_guarded_answer`].
+    pub(crate) fn claim_guarded_cmd(
+        &self,
+        queue: &str,
+        max: u64,
+        lease_ms: u64,
+        max_attempts: u64,
+    ) -> Result<redis::Cmd> {
+        let (_, call) = self.guarded_call(queue, max, lease_ms, max_attempts)?;
+        Ok(evalsha(&scripts::CLAIM_GUARDED, &call.keys(), &call.args()))
+    }
+
+    /// The jobs of a claim from [`Client::claim_guarded_cmd`]. One the server
+    /// did not run (NOSCRIPT after a script flush, MOVED after a failover)
+    /// is sent again as [`Client::claim_guarded`].
+    pub(crate) async fn claim_guarded_answer(
+        &self,
+        queue: &str,
+        answer: redis::RedisResult<redis::Value>,
+        max: u64,
+        lease_ms: u64,
+        max_attempts: u64,
+    ) -> Result<Vec<Job>> {
+        match answer {
+            Err(e) if did_not_run(&e) => {
+                self.claim_guarded(queue, max, lease_ms, max_attempts).await
+            }
+            Err(e) => Err(e.into()),
+            Ok(answer) => self.claimed_from(&QueueKeys::new(queue)?, answer),
+        }
+    }
+
+    /// Check a guarded claim's arguments and lay out its keys and args.
+    fn guarded_call(
+        &self,
+        queue: &str,
+        max: u64,
+        lease_ms: u64,
+        max_attempts: u64,
+    ) -> Result<(QueueKeys, GuardedCall)> {
         self.require(WireVersion::V2_1_0, "the guarded claim")?;
         let keys = QueueKeys::new(queue)?;
         check_positive("lease_ms", lease_ms)?;
         check_positive("max", max)?;
-        let answer = self
-            .transport
-            .script(
-                &scripts::CLAIM_GUARDED,
-                &[
-                    &keys.pending,
-                    &keys.active,
-                    &keys.meta,
-                    &keys.dead,
-                    &keys.failed,
-                    &keys.limiter,
-                    &keys.wake,
-                ],
-                &[
-                    keys.base.as_bytes(),
-                    lease_ms.to_string().as_bytes(),
-                    max.to_string().as_bytes(),
-                    max_attempts.to_string().as_bytes(),
-                ],
-            )
-            .await?;
+        let call = GuardedCall {
+            keys: [
+                keys.pending.clone(),
+                keys.active.clone(),
+                keys.meta.clone(),
+                keys.dead.clone(),
+                keys.failed.clone(),
+                keys.limiter.clone(),
+                keys.wake.clone(),
+            ],
+            args: [
+                keys.base.clone().into_bytes(),
+                lease_ms.to_string().into_bytes(),
+                max.to_string().into_bytes(),
+                max_attempts.to_string().into_bytes(),
+            ],
+        };
+        Ok((keys, call))
+    }
+
+    /// The jobs in a guarded claim's reply, published `active`.
+    fn claimed_from(&self, keys: &QueueKeys, answer: redis::Value) -> Result<Vec<Job>> {
         let jobs = replies::claimed(answer)?;
         // Jobs this claim dead-lettered at the attempts cap are not in the
         // answer (it keeps `claim`'s shape), so they publish no `dead`.
-        self.publish_active(&keys, &jobs);
+        self.publish_active(keys, &jobs);
         Ok(jobs)
     }
 

@@ -622,6 +622,7 @@ impl Transport {
         }
         let timeout = self.options.connect_timeout;
         let speaks = self.options.wire_version;
+        let mut node = None;
         let conn = if self.is_cluster() {
             // The routed connection (opened and fenced if it was not yet,
             // re-fenced after a topology event) reaches the fence key's
@@ -636,12 +637,15 @@ impl Transport {
                     format!("cannot address the cluster node {host}:{port}"),
                 )
             })?;
-            self.within_connect_timeout(async {
-                let mut conn = crate::conn::open_node(&client, timeout).await?;
-                self.label(&mut conn).await?;
-                Ok(Conn::Single(conn))
-            })
-            .await?
+            let conn = self
+                .within_connect_timeout(async {
+                    let mut conn = crate::conn::open_node(&client, timeout).await?;
+                    self.label(&mut conn).await?;
+                    Ok(Conn::Single(conn))
+                })
+                .await?;
+            node = Some((host, port));
+            conn
         } else {
             // Named, labelled and fenced; the bundle is the shared
             // connection's to record (this one only ever blocks).
@@ -659,7 +663,41 @@ impl Transport {
         if self.is_closed() {
             return Err(Self::closed_error());
         }
-        Ok(BlockingConn { conn })
+        let mut conn = conn;
+        // Its id lets `unblock` end a blocked command without closing it.
+        let id = redis::cmd("CLIENT")
+            .arg("ID")
+            .query_async::<u64>(&mut conn)
+            .await?;
+        Ok(BlockingConn { conn, id, node })
+    }
+
+    /// End the blocked command of the blocking connection `id` now, as if it
+    /// had timed out (`CLIENT UNBLOCK`), so what is queued behind it runs and
+    /// answers. Sent on the shared connection (standalone) or on a
+    /// connection of its own to `node` (cluster: the connection's master).
+    /// True if a command was blocked.
+    pub(crate) async fn unblock(&self, id: u64, node: Option<&(String, u16)>) -> Result<bool> {
+        let mut cmd = redis::cmd("CLIENT");
+        cmd.arg("UNBLOCK").arg(id);
+        let unblocked: i64 = match node {
+            None => self.query(&cmd).await?,
+            Some((host, port)) => {
+                let client = self.target.node_client(host, *port).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Connection,
+                        format!("cannot address the cluster node {host}:{port}"),
+                    )
+                })?;
+                let timeout = self.options.connect_timeout;
+                self.within_connect_timeout(async {
+                    let mut conn = crate::conn::open_node(&client, timeout).await?;
+                    Ok(cmd.query_async::<i64>(&mut conn).await?)
+                })
+                .await?
+            }
+        };
+        Ok(unblocked == 1)
     }
 
     /// The master owning `key`'s slot, as `CLUSTER SLOTS` tells it.
@@ -710,7 +748,7 @@ impl Transport {
             .zip(calls)
             .map(|(answer, (keys, args))| async move {
                 match answer {
-                    Err(e) if is_noscript(&e) || transient_code(&e).is_some() => {
+                    Err(e) if did_not_run(&e) => {
                         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
                         let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
                         self.script(script, &keys, &args).await
@@ -726,17 +764,40 @@ impl Transport {
 /// closes the socket, which also ends a command still blocked on it.
 pub(crate) struct BlockingConn {
     conn: Conn,
+    /// The server's `CLIENT ID` of this connection (for [`Transport::unblock`]).
+    pub(crate) id: u64,
+    /// Cluster: the master it is connected to; `None` standalone.
+    pub(crate) node: Option<(String, u16)>,
 }
 
 impl BlockingConn {
-    /// Run one command (no response timeout: the caller bounds it).
-    pub async fn query(&mut self, cmd: &redis::Cmd) -> Result<Value> {
-        Ok(cmd.query_async::<Value>(&mut self.conn).await?)
+    /// Run `cmds` in one round trip (no response timeout: the caller bounds
+    /// it), an answer per command: the server runs what follows a blocking
+    /// command once that command answers, without waiting for us.
+    pub async fn pipeline(
+        &mut self,
+        cmds: Vec<redis::Cmd>,
+    ) -> Result<Vec<redis::RedisResult<Value>>> {
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        for cmd in cmds {
+            pipe.add_command(cmd);
+        }
+        Ok(pipe
+            .query_async::<Vec<redis::RedisResult<Value>>>(&mut self.conn)
+            .await?)
     }
 }
 
 fn is_noscript(e: &redis::RedisError) -> bool {
     e.code() == Some("NOSCRIPT")
+}
+
+/// The server refused to run a script call for now (NOSCRIPT, or a
+/// transient reply such as MOVED during a slot migration): sending it again
+/// through [`Transport::script`] heals it.
+pub(crate) fn did_not_run(e: &redis::RedisError) -> bool {
+    is_noscript(e) || transient_code(e).is_some()
 }
 
 fn call(verb: &str, head: &str, keys: &[&str], args: &[&[u8]]) -> redis::Cmd {
@@ -751,7 +812,7 @@ fn call(verb: &str, head: &str, keys: &[&str], args: &[&[u8]]) -> redis::Cmd {
     cmd
 }
 
-fn evalsha(script: &Script, keys: &[&str], args: &[&[u8]]) -> redis::Cmd {
+pub(crate) fn evalsha(script: &Script, keys: &[&str], args: &[&[u8]]) -> redis::Cmd {
     call("EVALSHA", script.sha1(), keys, args)
 }
 

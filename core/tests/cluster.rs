@@ -550,9 +550,54 @@ async fn idle_workers_park_on_their_queues_master_and_a_hint_wakes_them() {
     // Idle again: parked again, each on its own master.
     until(|| masters.iter().all(|&m| blocked_on(&cluster, m) == 1)).await;
 
-    for (worker, run) in workers {
+    // A job written with no hint just before the stop: the claim queued
+    // behind each parked BLPOP runs when the stop unblocks it (CLIENT
+    // UNBLOCK on the worker's own master) and its job is handed back.
+    let mut unhinted = Vec::new();
+    for (queue, &master) in queues.iter().zip(&masters) {
+        let id = echomq::id::mint_job_id();
+        let created: i64 = redis::cmd("EVAL")
+            .arg(include_str!("../lua/enqueue.lua"))
+            .arg(2)
+            .arg(format!("emq:{{{queue}}}:job:{id}"))
+            .arg(format!("emq:{{{queue}}}:pending"))
+            .arg(id.as_str())
+            .arg("at the stop")
+            .query(&mut cluster.raw(master))
+            .unwrap();
+        assert_eq!(created, 1);
+        unhinted.push(id.to_string());
+    }
+    let stopping = Instant::now();
+    for (worker, run) in &mut workers {
+        let released = worker.stats().released;
         worker.stop();
         run.await.unwrap().unwrap();
+        assert_eq!(
+            worker.stats().released,
+            released + 1,
+            "{:?}",
+            worker.stats()
+        );
+    }
+    assert!(
+        stopping.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        stopping.elapsed()
+    );
+    for ((queue, &master), id) in queues.iter().zip(&masters).zip(&unhinted) {
+        let mut raw = cluster.raw(master);
+        let active: u64 = redis::cmd("ZCARD")
+            .arg(format!("emq:{{{queue}}}:active"))
+            .query(&mut raw)
+            .unwrap();
+        assert_eq!(active, 0, "{queue}: a job was left leased");
+        let pending: Option<f64> = redis::cmd("ZSCORE")
+            .arg(format!("emq:{{{queue}}}:pending"))
+            .arg(id)
+            .query(&mut raw)
+            .unwrap();
+        assert!(pending.is_some(), "{queue}: {id} is not back in pending");
     }
     // Stopped workers leave nothing blocked.
     until(|| masters.iter().all(|&m| blocked_on(&cluster, m) == 0)).await;

@@ -267,6 +267,120 @@ async fn a_2_0_0_client_touches_no_wake_key_and_still_works() {
     running.await.unwrap().unwrap();
 }
 
+/// Write a job the way a producer that sends no hint does (the enqueue
+/// script alone): a parked worker learns of it only when its `BLPOP` ends.
+fn enqueue_without_hint(raw: &mut redis::Connection, payload: &str) -> String {
+    let id = echomq::id::mint_job_id();
+    let created: i64 = redis::cmd("EVAL")
+        .arg(include_str!("../lua/enqueue.lua"))
+        .arg(2)
+        .arg(format!("emq:{{{Q}}}:job:{id}"))
+        .arg(format!("emq:{{{Q}}}:pending"))
+        .arg(id.as_str())
+        .arg(payload)
+        .query(raw)
+        .unwrap();
+    assert_eq!(created, 1);
+    id.to_string()
+}
+
+/// The parked worker's claim is queued behind its `BLPOP` on the wake
+/// connection (decision 16.9): the blocked client holds the claim unread.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_parked_worker_queues_its_claim_behind_the_blpop() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let (worker, started) = counting_worker(&client, 60_000);
+    let running = start(&worker);
+    parked(&server).await;
+    let mut raw = server.raw();
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut raw).unwrap();
+    let blocked = list
+        .lines()
+        .find(|l| l.contains("cmd=blpop") && l.split(' ').any(|f| f == "flags=b"))
+        .unwrap_or_else(|| panic!("no client blocked in BLPOP: {list}"));
+    let field = |name: &str| -> u64 {
+        blocked
+            .split(' ')
+            .find_map(|f| f.strip_prefix(name))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {blocked}"))
+    };
+    assert!(
+        field("qbuf=") > 0,
+        "nothing queued behind the BLPOP: {blocked}"
+    );
+    client.enqueue(Q, "hello").await.unwrap();
+    assert!(
+        within(Duration::from_secs(10), || started.load(Ordering::SeqCst)
+            == 1)
+        .await
+    );
+    worker.stop();
+    running.await.unwrap().unwrap();
+}
+
+/// Stopping a parked worker does not wait out its fallback, and a job the
+/// queued claim took on the way out (written with no hint just before the
+/// stop) is handed back to pending, not left leased.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_parked_worker_stops_at_once_and_hands_back_what_its_queued_claim_took() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let (worker, started) = counting_worker(&client, 60_000);
+    let running = start(&worker);
+    parked(&server).await;
+    let mut raw = server.raw();
+    let id = enqueue_without_hint(&mut raw, "at the stop");
+    let stopping = Instant::now();
+    worker.stop();
+    running.await.unwrap().unwrap();
+    // Far below the minute-long park: the stop ended the BLPOP.
+    assert!(
+        stopping.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        stopping.elapsed()
+    );
+    assert_eq!(
+        started.load(Ordering::SeqCst),
+        0,
+        "no handler starts while stopping"
+    );
+    assert_eq!(blocked_clients(&mut raw), 0);
+    let active: u64 = raw.zcard(format!("emq:{{{Q}}}:active")).unwrap();
+    assert_eq!(active, 0, "the claim's job was left leased");
+    let pending: Option<f64> = raw.zscore(format!("emq:{{{Q}}}:pending"), &id).unwrap();
+    assert!(pending.is_some(), "the job is not back in pending");
+    let state: String = raw.hget(format!("emq:{{{Q}}}:job:{id}"), "state").unwrap();
+    assert_eq!(state, "pending");
+    let stats = worker.stats();
+    assert_eq!((stats.claimed, stats.released), (1, 1), "{stats:?}");
+}
+
+/// A claim queued behind the `BLPOP` that the server no longer knows
+/// (`SCRIPT FLUSH` while parked: NOSCRIPT) is sent again on the shared
+/// connection, and the job still runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queued_claim_refused_with_noscript_is_sent_again() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let (worker, started) = counting_worker(&client, 60_000);
+    let running = start(&worker);
+    parked(&server).await;
+    let mut raw = server.raw();
+    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut raw).unwrap();
+    client.enqueue(Q, "after the flush").await.unwrap();
+    assert!(
+        within(Duration::from_secs(10), || started.load(Ordering::SeqCst)
+            == 1)
+        .await,
+        "the job was not picked up after NOSCRIPT"
+    );
+    assert!(within(Duration::from_secs(10), || worker.stats().completed == 1).await);
+    worker.stop();
+    running.await.unwrap().unwrap();
+}
+
 fn start(worker: &Worker) -> tokio::task::JoinHandle<echomq::Result<()>> {
     let w = worker.clone();
     tokio::spawn(async move { w.run().await })

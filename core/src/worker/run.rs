@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -139,11 +139,9 @@ struct Run {
     claiming: Option<JoinHandle<Result<Vec<Job>>>>,
     /// The wake listener (wire 2.1.0), `None` for a client speaking 2.0.0.
     wake: Option<Wake>,
-    /// Parked: the `BLPOP` on the wake list, then at once the claim it
-    /// calls for (see [`Parked`]). No other claim goes out while it waits.
+    /// Parked: the `BLPOP` on the wake list with the claim queued behind
+    /// it (see [`Parked`]). No other claim goes out while it waits.
     parking: Option<JoinHandle<Result<Parked>>>,
-    /// Whether the park task has started its claim (see [`ParkGate`]).
-    park_gate: Arc<ParkGate>,
     /// The last park ended with a token (so an empty claim after it was a
     /// hint for something else: a scheduled job, or a stale token).
     woken: bool,
@@ -188,7 +186,6 @@ impl Run {
             claiming: None,
             wake,
             parking: None,
-            park_gate: Arc::default(),
             woken: false,
             buffer: VecDeque::new(),
             idle: Duration::from_millis(1),
@@ -292,29 +289,45 @@ impl Run {
         }
     }
 
-    /// Park on the wake list: the next claim goes out when a token arrives
-    /// or `wake_fallback_ms` passes (for producers that sent no hint),
-    /// from the park task itself, for the room free when it parked (slots
-    /// only free up while parked; the loop claims the rest).
+    /// Park on the wake list, the claim for the room free now queued
+    /// behind the `BLPOP` (the server runs it when a token arrives or
+    /// `wake_fallback_ms` passes, for producers that sent no hint). Slots
+    /// only free up while parked; the loop claims the rest.
     fn park(&mut self, wake: Wake) {
         let timeout = Duration::from_millis(self.shared.options.wake_fallback_ms);
-        let room = self.claim_room();
-        let gate = Arc::new(ParkGate::default());
-        self.park_gate = gate.clone();
+        let room = self.claim_room() as u64;
         let shared = self.shared.clone();
-        let adaptive = self.ctx().adaptive.clone();
         self.parking = Some(tokio::spawn(async move {
-            let woken = wake.wait(timeout).await?;
-            let claimed = if room > 0 && !shared.stopping.load(Ordering::SeqCst) && gate.claim() {
-                Some(claim_timed(&shared, &adaptive, room).await)
-            } else {
-                None
+            let (client, queue, opts) = (&shared.client, &shared.queue, &shared.options);
+            let (lease, cap) = (opts.lease_ms, opts.max_attempts);
+            let claim = match (room > 0).then(|| client.claim_guarded_cmd(queue, room, lease, cap))
+            {
+                Some(Err(e)) => {
+                    return Ok(Parked {
+                        woken: false,
+                        claimed: Some(Err(e)),
+                    })
+                }
+                Some(Ok(cmd)) => Some(cmd),
+                None => None,
             };
-            Ok(Parked { woken, claimed })
+            let woke = wake.wait(timeout, claim).await?;
+            let claimed = match woke.then {
+                Some(answer) => Some(
+                    client
+                        .claim_guarded_answer(queue, answer, room, lease, cap)
+                        .await,
+                ),
+                None => None,
+            };
+            Ok(Parked {
+                woken: woke.woken,
+                claimed,
+            })
         }));
     }
 
-    /// The park ended: take the claim it sent, or claim now, woken or not.
+    /// The park ended: take the claim queued behind it, or claim now.
     /// A failed park (the wake connection could not open or dropped) falls
     /// back to the short poll once, and the next empty claim parks again
     /// on a fresh connection.
@@ -411,16 +424,7 @@ impl Run {
         );
         self.pumps.0.abort();
         if let Some(park) = self.parking.take() {
-            if self.park_gate.cancel() {
-                park.abort();
-            } else if let Ok(Ok(Parked {
-                claimed: Some(Ok(jobs)),
-                ..
-            })) = park.await
-            {
-                // Its claim was on the wire: take the jobs to hand them back.
-                take(&self.shared, &self.held, &mut self.buffer, jobs);
-            }
+            self.end_park(park).await;
         }
         if let Some(claim) = self.claiming.take() {
             if let Ok(Ok(jobs)) = claim.await {
@@ -435,6 +439,48 @@ impl Run {
             let _ = settler.await;
         }
         self.drained = true;
+    }
+
+    /// Stop a park. Its claim is queued behind the `BLPOP`, so end the
+    /// `BLPOP` (`CLIENT UNBLOCK`, repeated while the park has not reached
+    /// the server yet) and take the claim's jobs to hand back. If the
+    /// server cannot be told, or the park does not answer within the
+    /// connect timeout, drop the connection: a claim that ran in that
+    /// instant is left to its lease (the reaper hands it back).
+    async fn end_park(&mut self, mut park: JoinHandle<Result<Parked>>) {
+        let Some(wake) = self.wake.clone() else {
+            park.abort();
+            return;
+        };
+        let deadline = Instant::now() + self.shared.client.options().connect_timeout;
+        loop {
+            let told = wake.unblock().await;
+            match tokio::time::timeout(Duration::from_millis(20), &mut park).await {
+                Ok(ended) => {
+                    if let Ok(Ok(Parked {
+                        claimed: Some(Ok(jobs)),
+                        ..
+                    })) = ended
+                    {
+                        take(&self.shared, &self.held, &mut self.buffer, jobs);
+                    }
+                    return;
+                }
+                Err(_) if told.is_ok() && Instant::now() < deadline => continue,
+                Err(_) => {
+                    match told {
+                        // A closed client is the caller's own doing: nothing to report.
+                        Err(e) if e.kind() != ErrorKind::Closed => log::warn!(
+                            "echomq worker: could not end the park on {}: {e}",
+                            self.shared.queue
+                        ),
+                        _ => {}
+                    }
+                    park.abort();
+                    return;
+                }
+            }
+        }
     }
 
     /// Wait up to the grace period for running handlers; abort the rest and
@@ -487,38 +533,11 @@ impl Drop for Run {
     }
 }
 
-/// How a park ended: `woken` by a token (false: timed out), and the claim
-/// the park task sent at once, `None` if it sent none (no room when it
-/// parked, or the run was stopping).
+/// How a park ended: `woken` by a token (false: timed out or unblocked),
+/// and the claim queued behind it, `None` if none was (no room).
 struct Parked {
     woken: bool,
     claimed: Option<Result<Vec<Job>>>,
-}
-
-/// The race between a park task starting its claim and `drain` stopping
-/// it: whichever moves the gate first wins, so a claim that started is
-/// awaited (its jobs are handed back, not left leased) and one that did
-/// not start never will.
-#[derive(Default)]
-struct ParkGate(AtomicU8);
-
-impl ParkGate {
-    const CLAIMING: u8 = 1;
-    const CANCELLED: u8 = 2;
-
-    /// The park task may claim (`drain` has not cancelled it).
-    fn claim(&self) -> bool {
-        self.0
-            .compare_exchange(0, Self::CLAIMING, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-    }
-
-    /// `drain` cancels the park; false if its claim has already started.
-    fn cancel(&self) -> bool {
-        self.0
-            .compare_exchange(0, Self::CANCELLED, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-    }
 }
 
 /// One claim for up to `room` jobs, its round trip recorded for the

@@ -6,8 +6,14 @@
 //! makes a job claimable, and the claim script keeps the list honest (emptied
 //! when pending is, one token while a backlog remains), so a token means "claim
 //! now". Producers that send none are picked up when the BLPOP times out.
+//!
+//! The claim goes out with the `BLPOP`, queued behind it on the same
+//! connection (16.9): the server runs it the moment the `BLPOP` answers, woken
+//! or timed out, so a pickup costs no round trip between the two. Stopping
+//! ends the `BLPOP` early with `CLIENT UNBLOCK` ([`Wake::unblock`]); the claim
+//! then runs and answers, and the worker hands its jobs back.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex as SyncMutex};
 use std::time::Duration;
 
 use redis::Value;
@@ -17,12 +23,26 @@ use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::BlockingConn;
 
+/// Where the open wake connection sits on the server: its `CLIENT ID`, and
+/// on a cluster the master it is connected to.
+type BlockedOn = Option<(u64, Option<(String, u16)>)>;
+
 /// One worker run's wake listener; cheap to clone (the tasks share it).
 #[derive(Clone)]
 pub(crate) struct Wake {
     client: Client,
     key: String,
     conn: Arc<Mutex<Option<BlockingConn>>>,
+    /// The open connection's `CLIENT ID` and (cluster) node, readable while
+    /// `conn` is locked by a park.
+    blocked_on: Arc<SyncMutex<BlockedOn>>,
+}
+
+/// How a park ended: `woken` by a token (false: timed out or unblocked),
+/// and the answer of the command queued behind the `BLPOP`, if one was.
+pub(crate) struct Woke {
+    pub(crate) woken: bool,
+    pub(crate) then: Option<redis::RedisResult<Value>>,
 }
 
 impl Wake {
@@ -31,40 +51,78 @@ impl Wake {
             client,
             key,
             conn: Arc::default(),
+            blocked_on: Arc::default(),
         }
     }
 
-    /// Wait up to `timeout` for a token: `Ok(true)` woken, `Ok(false)` timed
-    /// out. A failed connection is dropped and reopened on the next call.
-    pub(crate) async fn wait(&self, timeout: Duration) -> Result<bool> {
+    /// Wait up to `timeout` for a token, then run `then` (the claim) on the
+    /// same connection without a round trip in between. A failed connection
+    /// is dropped and reopened on the next call.
+    pub(crate) async fn wait(&self, timeout: Duration, then: Option<redis::Cmd>) -> Result<Woke> {
         let mut slot = self.conn.lock().await;
         if slot.is_none() {
-            *slot = Some(self.client.transport().open_blocking(&self.key).await?);
+            let conn = self.client.transport().open_blocking(&self.key).await?;
+            *self.blocked_on() = Some((conn.id, conn.node.clone()));
+            *slot = Some(conn);
         }
         let conn = slot.as_mut().expect("opened above");
         // BLPOP takes seconds (a float since Redis 6); the socket gets a margin on top.
         let secs = format!("{:.3}", timeout.as_secs_f64().max(0.001));
-        let mut cmd = redis::cmd("BLPOP");
-        cmd.arg(&self.key).arg(secs);
+        let mut blpop = redis::cmd("BLPOP");
+        blpop.arg(&self.key).arg(secs);
+        let cmds: Vec<redis::Cmd> = std::iter::once(blpop).chain(then).collect();
         let margin = self.client.options().connect_timeout;
-        match tokio::time::timeout(timeout + margin, conn.query(&cmd)).await {
-            Ok(Ok(Value::Nil)) => Ok(false),
-            Ok(Ok(_)) => Ok(true),
-            Ok(Err(e)) => {
-                slot.take();
-                Err(e)
+        let failed = |slot: &mut Option<BlockingConn>, e: Error| {
+            slot.take();
+            self.blocked_on().take();
+            Err(e)
+        };
+        match tokio::time::timeout(timeout + margin, conn.pipeline(cmds)).await {
+            Ok(Ok(answers)) => {
+                let mut answers = answers.into_iter();
+                let woken = match answers.next() {
+                    Some(Ok(Value::Nil)) => false,
+                    Some(Ok(_)) => true,
+                    // MOVED after a failover, say: a fresh connection finds the owner.
+                    Some(Err(e)) => return failed(&mut slot, e.into()),
+                    None => {
+                        return failed(
+                            &mut slot,
+                            Error::new(ErrorKind::Protocol, "BLPOP gave no answer"),
+                        )
+                    }
+                };
+                Ok(Woke {
+                    woken,
+                    then: answers.next(),
+                })
             }
-            Err(_) => {
-                slot.take();
-                Err(Error::new(
+            Ok(Err(e)) => failed(&mut slot, e),
+            Err(_) => failed(
+                &mut slot,
+                Error::new(
                     ErrorKind::Timeout,
                     format!(
                         "BLPOP on {} did not answer within {:?}",
                         self.key,
                         timeout + margin
                     ),
-                ))
-            }
+                ),
+            ),
         }
+    }
+
+    /// End a park's `BLPOP` now, as a timeout (what is queued behind it then
+    /// runs and answers). False if no connection is open, or none was
+    /// blocked (the park has not reached the server yet, or has answered).
+    pub(crate) async fn unblock(&self) -> Result<bool> {
+        let Some((id, node)) = self.blocked_on().clone() else {
+            return Ok(false);
+        };
+        self.client.transport().unblock(id, node.as_ref()).await
+    }
+
+    fn blocked_on(&self) -> std::sync::MutexGuard<'_, BlockedOn> {
+        self.blocked_on.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
