@@ -62,6 +62,8 @@ pub(crate) struct Transport {
     reconnect: tokio::sync::Mutex<()>,
     generation: AtomicU64,
     closed: AtomicBool,
+    /// Wakes what waits on [`Transport::closed`] (a parked worker's `BLPOP`).
+    closing: tokio::sync::Notify,
     mismatches: Mutex<Vec<BundleMismatch>>,
     /// Cluster: a node connection ended (or a request met an unavailable
     /// node) since the last fence; the next request re-fences first.
@@ -98,6 +100,7 @@ impl Transport {
             reconnect: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
             closed: AtomicBool::new(false),
+            closing: tokio::sync::Notify::new(),
             mismatches: Mutex::new(Vec::new()),
             refence,
             fences: AtomicU64::new(0),
@@ -203,6 +206,21 @@ impl Transport {
         self.closed.store(true, Ordering::SeqCst);
         self.live.write().expect("live lock").take();
         self.close_companions();
+        self.closing.notify_waiters();
+    }
+
+    /// Ready once the client is closed (at once if it already is).
+    pub(crate) async fn closed(&self) {
+        loop {
+            let notified = self.closing.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a close in between still wakes it.
+            notified.as_mut().enable();
+            if self.is_closed() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Close `companion` (a thread's own connection) with this one.

@@ -340,6 +340,10 @@ impl Run {
                     return self.on_claimed(claimed);
                 }
             }
+            Err(e) if e.kind() == ErrorKind::Closed => {
+                log::warn!("echomq worker: {} ends: {e}", self.shared.queue);
+                return Err(e);
+            }
             Err(e) => {
                 self.woken = false;
                 log::warn!(

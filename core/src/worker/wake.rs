@@ -58,8 +58,17 @@ impl Wake {
     /// Wait up to `timeout` for a token, then run `then` (the claim) on the
     /// same connection without a round trip in between. A failed connection
     /// is dropped and reopened on the next call.
+    /// Closing the client ends the wait at once with `Closed`, dropping the
+    /// connection (the server then discards the queued command unless it
+    /// already ran).
     pub(crate) async fn wait(&self, timeout: Duration, then: Option<redis::Cmd>) -> Result<Woke> {
+        let transport = self.client.transport();
         let mut slot = self.conn.lock().await;
+        if transport.is_closed() {
+            slot.take();
+            self.blocked_on().take();
+            return Err(Error::new(ErrorKind::Closed, "client is closed"));
+        }
         if slot.is_none() {
             let conn = self.client.transport().open_blocking(&self.key).await?;
             *self.blocked_on() = Some((conn.id, conn.node.clone()));
@@ -77,7 +86,13 @@ impl Wake {
             self.blocked_on().take();
             Err(e)
         };
-        match tokio::time::timeout(timeout + margin, conn.pipeline(cmds)).await {
+        let answered = tokio::select! {
+            answered = tokio::time::timeout(timeout + margin, conn.pipeline(cmds)) => answered,
+            () = transport.closed() => {
+                return failed(&mut slot, Error::new(ErrorKind::Closed, "client is closed"));
+            }
+        };
+        match answered {
             Ok(Ok(answers)) => {
                 let mut answers = answers.into_iter();
                 let woken = match answers.next() {
