@@ -381,6 +381,63 @@ async fn a_queued_claim_refused_with_noscript_is_sent_again() {
     running.await.unwrap().unwrap();
 }
 
+/// A `BLPOP` the server refuses (here ended with `CLIENT UNBLOCK … ERROR`)
+/// still runs the claim queued behind it: the job that claim took runs now,
+/// instead of sitting leased until the reaper takes it back a lease later.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_blpop_still_runs_what_its_queued_claim_took() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let started = Arc::new(AtomicU64::new(0));
+    let count = started.clone();
+    let options = WorkerOptions {
+        wake_fallback_ms: 60_000,
+        // Far beyond the test: only the fix runs the job in time.
+        lease_ms: 120_000,
+        ..WorkerOptions::default()
+    };
+    let worker = Worker::new(client.clone(), Q, options, move |_job| {
+        let count = count.clone();
+        async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    })
+    .unwrap();
+    let running = start(&worker);
+    parked(&server).await;
+    let mut raw = server.raw();
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut raw).unwrap();
+    let id: u64 = list
+        .lines()
+        .find(|l| l.contains("cmd=blpop"))
+        .and_then(|l| l.split(' ').find_map(|f| f.strip_prefix("id=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no client blocked in BLPOP: {list}"));
+    let job = enqueue_without_hint(&mut raw, "behind a refused park");
+    let unblocked: i64 = redis::cmd("CLIENT")
+        .arg("UNBLOCK")
+        .arg(id)
+        .arg("ERROR")
+        .query(&mut raw)
+        .unwrap();
+    assert_eq!(unblocked, 1);
+    assert!(
+        within(Duration::from_secs(10), || worker.stats().completed == 1).await,
+        "the job the queued claim took did not run: {:?}",
+        worker.stats()
+    );
+    assert_eq!(started.load(Ordering::SeqCst), 1);
+    let row: bool = raw.exists(format!("emq:{{{Q}}}:job:{job}")).unwrap();
+    assert!(!row, "a completed job's row is gone");
+    let active: u64 = raw.zcard(format!("emq:{{{Q}}}:active")).unwrap();
+    assert_eq!(active, 0);
+    // The worker parks again on a fresh connection.
+    parked(&server).await;
+    worker.stop();
+    running.await.unwrap().unwrap();
+}
+
 fn start(worker: &Worker) -> tokio::task::JoinHandle<echomq::Result<()>> {
     let w = worker.clone();
     tokio::spawn(async move { w.run().await })

@@ -306,6 +306,7 @@ impl Run {
                     return Ok(Parked {
                         woken: false,
                         claimed: Some(Err(e)),
+                        failed: None,
                     })
                 }
                 Some(Ok(cmd)) => Some(cmd),
@@ -323,6 +324,7 @@ impl Run {
             Ok(Parked {
                 woken: woke.woken,
                 claimed,
+                failed: woke.failed,
             })
         }));
     }
@@ -333,29 +335,51 @@ impl Run {
     /// on a fresh connection.
     fn on_parked(&mut self, parked: Result<Parked>) -> Result<()> {
         match parked {
-            Ok(Parked { woken, claimed }) => {
+            Ok(Parked {
+                woken,
+                claimed,
+                failed: None,
+            }) => {
                 self.woken = woken;
                 self.next_claim = Instant::now();
                 if let Some(claimed) = claimed {
                     return self.on_claimed(claimed);
                 }
             }
+            Ok(Parked {
+                claimed,
+                failed: Some(e),
+                ..
+            }) => {
+                self.park_failed(&e);
+                // The claim queued behind the refused BLPOP still ran: run
+                // what it took (an empty one must not park again at once).
+                if let Some(Ok(jobs)) = claimed {
+                    if !jobs.is_empty() {
+                        return self.on_claimed(Ok(jobs));
+                    }
+                }
+            }
             Err(e) if e.kind() == ErrorKind::Closed => {
                 log::warn!("echomq worker: {} ends: {e}", self.shared.queue);
                 return Err(e);
             }
-            Err(e) => {
-                self.woken = false;
-                log::warn!(
-                    "echomq worker: wake list of {} failed: {e}",
-                    self.shared.queue
-                );
-                self.shared.emit_error(&e);
-                let idle_max = Duration::from_millis(self.shared.options.idle_max_ms);
-                self.next_claim = Instant::now() + idle_max.max(Duration::from_millis(100));
-            }
+            Err(e) => self.park_failed(&e),
         }
         Ok(())
+    }
+
+    /// Report a failed park and poll once after a back-off; the next empty
+    /// claim parks again on a fresh connection.
+    fn park_failed(&mut self, e: &Error) {
+        self.woken = false;
+        log::warn!(
+            "echomq worker: wake list of {} failed: {e}",
+            self.shared.queue
+        );
+        self.shared.emit_error(e);
+        let idle_max = Duration::from_millis(self.shared.options.idle_max_ms);
+        self.next_claim = Instant::now() + idle_max.max(Duration::from_millis(100));
     }
 
     /// Take a claim's answer: jobs reset the idle back-off, an empty answer
@@ -542,6 +566,8 @@ impl Drop for Run {
 struct Parked {
     woken: bool,
     claimed: Option<Result<Vec<Job>>>,
+    /// The `BLPOP` was refused; `claimed` is still what ran behind it.
+    failed: Option<Error>,
 }
 
 /// One claim for up to `room` jobs, its round trip recorded for the

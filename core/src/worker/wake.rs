@@ -43,6 +43,10 @@ pub(crate) struct Wake {
 pub(crate) struct Woke {
     pub(crate) woken: bool,
     pub(crate) then: Option<redis::RedisResult<Value>>,
+    /// The `BLPOP` itself was refused (a wrong-typed wake key, say; the
+    /// connection is dropped). What was queued behind it still ran, so its
+    /// answer is in `then` all the same.
+    pub(crate) failed: Option<Error>,
 }
 
 impl Wake {
@@ -95,11 +99,15 @@ impl Wake {
         match answered {
             Ok(Ok(answers)) => {
                 let mut answers = answers.into_iter();
-                let woken = match answers.next() {
-                    Some(Ok(Value::Nil)) => false,
-                    Some(Ok(_)) => true,
+                let (woken, refused) = match answers.next() {
+                    Some(Ok(Value::Nil)) => (false, None),
+                    Some(Ok(_)) => (true, None),
                     // MOVED after a failover, say: a fresh connection finds the owner.
-                    Some(Err(e)) => return failed(&mut slot, e.into()),
+                    Some(Err(e)) => {
+                        slot.take();
+                        self.blocked_on().take();
+                        (false, Some(e.into()))
+                    }
                     None => {
                         return failed(
                             &mut slot,
@@ -110,6 +118,7 @@ impl Wake {
                 Ok(Woke {
                     woken,
                     then: answers.next(),
+                    failed: refused,
                 })
             }
             Ok(Err(e)) => failed(&mut slot, e),
