@@ -47,13 +47,20 @@ fn blocked_clients(raw: &mut redis::Connection) -> u64 {
 /// A worker counting the jobs it started, parked long: its fallback and its
 /// pumps' idle ceiling are a minute, so only a hint wakes it within the test.
 fn counting_worker(client: &Client, fallback_ms: u64) -> (Worker, Arc<AtomicU64>) {
+    counting_worker_with(
+        client,
+        WorkerOptions {
+            concurrency: 2,
+            wake_fallback_ms: fallback_ms,
+            ..WorkerOptions::default()
+        },
+    )
+}
+
+/// A worker with these options counting the jobs it started.
+fn counting_worker_with(client: &Client, options: WorkerOptions) -> (Worker, Arc<AtomicU64>) {
     let started = Arc::new(AtomicU64::new(0));
     let count = started.clone();
-    let options = WorkerOptions {
-        concurrency: 2,
-        wake_fallback_ms: fallback_ms,
-        ..WorkerOptions::default()
-    };
     let worker = Worker::new(client.clone(), Q, options, move |_job| {
         let count = count.clone();
         async move {
@@ -388,22 +395,13 @@ async fn a_queued_claim_refused_with_noscript_is_sent_again() {
 async fn a_refused_blpop_still_runs_what_its_queued_claim_took() {
     let server = Server::start();
     let client = connect(&server).await;
-    let started = Arc::new(AtomicU64::new(0));
-    let count = started.clone();
     let options = WorkerOptions {
         wake_fallback_ms: 60_000,
         // Far beyond the test: only the fix runs the job in time.
         lease_ms: 120_000,
         ..WorkerOptions::default()
     };
-    let worker = Worker::new(client.clone(), Q, options, move |_job| {
-        let count = count.clone();
-        async move {
-            count.fetch_add(1, Ordering::SeqCst);
-            Ok(())
-        }
-    })
-    .unwrap();
+    let (worker, started) = counting_worker_with(&client, options);
     let running = start(&worker);
     parked(&server).await;
     let mut raw = server.raw();
