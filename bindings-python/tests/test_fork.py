@@ -153,3 +153,42 @@ def test_a_child_closing_the_inherited_client_leaves_the_parents_own_connection_
     c.enqueue(queue, b"parent after the child closed")
     assert c.counts(queue).pending == 2
     c.close()
+
+
+def test_children_close_inherited_clients_while_the_parents_runtime_is_busy(redis_url, queue):
+    # Closing (or dropping) a client in a forked child must not touch the
+    # parent's runtime: dropping the inherited connection would abort its
+    # driver task there, taking scheduler locks a parent's thread may have
+    # held at fork(), and the child would hang (seen once in CI). So forks
+    # happen while a worker and a producer keep the parent's runtime busy.
+    busy = echomq.connect(redis_url)
+    worker = echomq.Worker(busy, queue, lambda job: None, concurrency=8)
+    running = threading.Thread(target=worker.run, daemon=True)
+    running.start()
+    stop = threading.Event()
+
+    def produce() -> None:
+        while not stop.is_set():
+            busy.enqueue_many(queue, [b"load"] * 20)
+
+    producer = threading.Thread(target=produce, daemon=True)
+    producer.start()
+    try:
+        for _ in range(30):
+            c = echomq.connect(redis_url, response_timeout_ms=5_000)
+            c.enqueue(queue, b"before fork")
+
+            def child() -> str:
+                c.close()
+                return "closed"
+
+            assert in_child(child, timeout=10.0) == "ok closed"
+            c.enqueue(queue, b"after the child closed")
+            c.close()
+    finally:
+        stop.set()
+        producer.join(10)
+        worker.stop()
+        running.join(10)
+    assert not running.is_alive()
+    busy.close()

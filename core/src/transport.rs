@@ -59,6 +59,10 @@ pub(crate) struct Transport {
     url: String,
     options: ConnectOptions,
     live: RwLock<Option<Live>>,
+    /// The process that created this transport: in a forked child, locks a
+    /// parent's thread held at `fork()` are never released, so close and
+    /// drop only try them there.
+    pid: u32,
     reconnect: tokio::sync::Mutex<()>,
     generation: AtomicU64,
     closed: AtomicBool,
@@ -78,6 +82,24 @@ pub(crate) struct Transport {
 impl Drop for Transport {
     fn drop(&mut self) {
         self.close_companions();
+        let live = self
+            .live
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        release(live);
+    }
+}
+
+/// Drop a connection that is done with, unless it is a parent's inherited
+/// across `fork()`: dropping its last clone aborts its driver task on the
+/// parent's runtime, whose scheduler locks one of the parent's threads may
+/// have held at the fork, so the child would hang for ever. That one leaks.
+fn release(live: Option<Live>) {
+    if let Some(live) = live {
+        if live.pid != std::process::id() {
+            std::mem::forget(live);
+        }
     }
 }
 
@@ -97,6 +119,7 @@ impl Transport {
             url: url.to_string(),
             options,
             live: RwLock::new(None),
+            pid: std::process::id(),
             reconnect: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
             closed: AtomicBool::new(false),
@@ -204,7 +227,15 @@ impl Transport {
 
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        self.live.write().expect("live lock").take();
+        let live = if self.forked() {
+            // A forked child: the lock may be one a parent's thread held at
+            // the fork. When it is, the connection stays (nothing uses a
+            // closed transport) rather than the close hanging.
+            self.live.try_write().ok().and_then(|mut slot| slot.take())
+        } else {
+            self.live.write().unwrap_or_else(|p| p.into_inner()).take()
+        };
+        release(live);
         self.close_companions();
         self.closing.notify_waiters();
     }
@@ -230,9 +261,21 @@ impl Transport {
         list.push(Arc::downgrade(companion));
     }
 
+    /// Is this a forked child's copy of a parent's transport?
+    fn forked(&self) -> bool {
+        self.pid != std::process::id()
+    }
+
     fn close_companions(&self) {
-        let companions =
-            std::mem::take(&mut *self.companions.lock().unwrap_or_else(|p| p.into_inner()));
+        let companions = if self.forked() {
+            // As in close(): never wait on a lock a parent's thread may hold.
+            match self.companions.try_lock() {
+                Ok(mut list) => std::mem::take(&mut *list),
+                Err(_) => return,
+            }
+        } else {
+            std::mem::take(&mut *self.companions.lock().unwrap_or_else(|p| p.into_inner()))
+        };
         for companion in companions.iter().filter_map(std::sync::Weak::upgrade) {
             companion.close();
         }
