@@ -85,9 +85,13 @@ impl Wake {
         blpop.arg(&self.key).arg(secs);
         let cmds: Vec<redis::Cmd> = std::iter::once(blpop).chain(then).collect();
         let margin = self.client.options().connect_timeout;
-        let failed = |slot: &mut Option<BlockingConn>, e: Error| {
+        // The connection is dropped after any failure: a fresh one parks next.
+        let drop_conn = |slot: &mut Option<BlockingConn>| {
             slot.take();
             self.blocked_on().take();
+        };
+        let failed = |slot: &mut Option<BlockingConn>, e: Error| {
+            drop_conn(slot);
             Err(e)
         };
         let answered = tokio::select! {
@@ -104,8 +108,7 @@ impl Wake {
                     Some(Ok(_)) => (true, None),
                     // MOVED after a failover, say: a fresh connection finds the owner.
                     Some(Err(e)) => {
-                        slot.take();
-                        self.blocked_on().take();
+                        drop_conn(&mut slot);
                         (false, Some(e.into()))
                     }
                     None => {
