@@ -211,7 +211,21 @@ def test_run_async_with_async_client_and_handler(redis_url, queue):
     asyncio.run(asyncio.wait_for(main(), 60))
 
 
-def test_sigint_stops_drains_and_reraises(client, queue):
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """SIGINT raising KeyboardInterrupt, as in an interactive process. A
+    background job of a non-interactive shell (a CI runner's `cmd &`, a
+    script's `nohup`) starts with SIGINT ignored and Python keeps it so: the
+    os.kill below would then be dropped and run() would never be asked to
+    stop."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_sigint_stops_drains_and_reraises(client, queue, python_sigint):
     client.enqueue_many(queue, [str(i) for i in range(10)])
     started = threading.Event()
 
