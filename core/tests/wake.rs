@@ -405,21 +405,8 @@ async fn a_refused_blpop_still_runs_what_its_queued_claim_took() {
     let running = start(&worker);
     parked(&server).await;
     let mut raw = server.raw();
-    let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut raw).unwrap();
-    let id: u64 = list
-        .lines()
-        .find(|l| l.contains("cmd=blpop"))
-        .and_then(|l| l.split(' ').find_map(|f| f.strip_prefix("id=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no client blocked in BLPOP: {list}"));
     let job = enqueue_without_hint(&mut raw, "behind a refused park");
-    let unblocked: i64 = redis::cmd("CLIENT")
-        .arg("UNBLOCK")
-        .arg(id)
-        .arg("ERROR")
-        .query(&mut raw)
-        .unwrap();
-    assert_eq!(unblocked, 1);
+    refuse_the_park(&mut raw);
     assert!(
         within(Duration::from_secs(10), || worker.stats().completed == 1).await,
         "the job the queued claim took did not run: {:?}",
@@ -434,6 +421,58 @@ async fn a_refused_blpop_still_runs_what_its_queued_claim_took() {
     parked(&server).await;
     worker.stop();
     running.await.unwrap().unwrap();
+}
+
+/// The claim queued behind a refused `BLPOP` can fail on its own (here the
+/// pending list is the wrong type): that failure is counted and reported
+/// like any claim's, not dropped with the park. The worker's own next claim
+/// is a minute away, so only the queued one can fail within the test.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_blpop_reports_its_queued_claims_own_failure() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let options = WorkerOptions {
+        wake_fallback_ms: 60_000,
+        idle_max_ms: 60_000,
+        ..WorkerOptions::default()
+    };
+    let (worker, started) = counting_worker_with(&client, options);
+    let running = start(&worker);
+    parked(&server).await;
+    let mut raw = server.raw();
+    let pending = format!("emq:{{{Q}}}:pending");
+    let _: () = raw.set(&pending, "not a list").unwrap();
+    refuse_the_park(&mut raw);
+    let counted = || worker.stats().claim_failures == 1;
+    assert!(
+        within(Duration::from_secs(10), counted).await,
+        "the queued claim's failure was not counted: {:?}",
+        worker.stats()
+    );
+    let _: () = raw.del(&pending).unwrap();
+    assert_eq!(started.load(Ordering::SeqCst), 0);
+    worker.stop();
+    running.await.unwrap().unwrap();
+    assert_eq!(worker.stats().claim_failures, 1);
+}
+
+/// End the parked worker's `BLPOP` with an error, as a server refusing it
+/// would (`CLIENT UNBLOCK … ERROR`).
+fn refuse_the_park(raw: &mut redis::Connection) {
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(raw).unwrap();
+    let id: u64 = list
+        .lines()
+        .find(|l| l.contains("cmd=blpop"))
+        .and_then(|l| l.split(' ').find_map(|f| f.strip_prefix("id=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no client blocked in BLPOP: {list}"));
+    let unblocked: i64 = redis::cmd("CLIENT")
+        .arg("UNBLOCK")
+        .arg(id)
+        .arg("ERROR")
+        .query(raw)
+        .unwrap();
+    assert_eq!(unblocked, 1);
 }
 
 fn start(worker: &Worker) -> tokio::task::JoinHandle<echomq::Result<()>> {

@@ -353,11 +353,12 @@ impl Run {
             }) => {
                 self.park_failed(&e);
                 // The claim queued behind the refused BLPOP still ran: run
-                // what it took (an empty one must not park again at once).
-                if let Some(Ok(jobs)) = claimed {
-                    if !jobs.is_empty() {
-                        return self.on_claimed(Ok(jobs));
-                    }
+                // what it took, or count and report its own failure (an
+                // empty one must not park again at once).
+                match claimed {
+                    Some(Ok(jobs)) if jobs.is_empty() => {}
+                    Some(claimed) => return self.on_claimed(claimed),
+                    None => {}
                 }
             }
             Err(e) if e.kind() == ErrorKind::Closed => {
