@@ -261,13 +261,18 @@ def idle_run(system: System, r: Redis, n: int, idle_seconds: float, timeout: flo
            "--concurrency", "4", "--idle-seconds", str(idle_seconds)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     started = time.time()
+    idling = False
     for line in proc.stderr:
-        if "idle-start" in line or time.time() - started > 60:
+        idling = "idle-start" in line
+        if idling or time.time() - started > 60:
             break
-    time.sleep(0.5)
-    before, t0 = commandstats(r), time.time()
-    time.sleep(max(idle_seconds - 1.0, 1.0))
-    after, t1 = commandstats(r), time.time()
+    before = after = {}
+    t0 = t1 = time.time()
+    if idling:  # stderr ended without it: the driver exited (e.g. `unsupported`), no idle window
+        time.sleep(0.5)
+        before, t0 = commandstats(r), time.time()
+        time.sleep(max(idle_seconds - 1.0, 1.0))
+        after, t1 = commandstats(r), time.time()
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -281,6 +286,9 @@ def idle_run(system: System, r: Redis, n: int, idle_seconds: float, timeout: flo
     answer = json.loads(lines[-1])
     if "unsupported" in answer:
         res.ok, res.unsupported, res.note = False, True, f"unsupported: {answer['unsupported']}"
+        return res
+    if not idling:
+        res.ok, res.note = False, "the driver never said idle-start: no idle window was counted"
         return res
     delta = {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
     delta.pop("info", None)
