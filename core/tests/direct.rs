@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Server;
+use common::{kill_all_but_me, Server};
 use echomq::{blocking, ConnectOptions, ErrorKind};
 use redis::Commands;
 
@@ -26,17 +26,6 @@ fn named(raw: &mut redis::Connection) -> usize {
     list.lines()
         .filter(|l| l.contains("name=emq-direct-test "))
         .count()
-}
-
-fn kill_all_but_me(raw: &mut redis::Connection) {
-    let _: i64 = redis::cmd("CLIENT")
-        .arg("KILL")
-        .arg("TYPE")
-        .arg("normal")
-        .arg("SKIPME")
-        .arg("yes")
-        .query(raw)
-        .unwrap();
 }
 
 #[test]

@@ -6,7 +6,7 @@ mod common;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use common::Server;
+use common::{kill_all_but_me, Server};
 use echomq::{BrowseSet, Client, ConnectOptions, ErrorKind, RetryOutcome, TimeRange};
 use redis::Commands;
 
@@ -415,14 +415,7 @@ async fn s11_restart_refences_and_a_planted_mismatch_is_refused() {
     // every connection but ours makes the next reconnect the one that
     // fences, after the plant; what was connected is kept for the message.
     let before: String = redis::cmd("CLIENT").arg("LIST").query(&mut raw).unwrap();
-    let _: redis::Value = redis::cmd("CLIENT")
-        .arg("KILL")
-        .arg("TYPE")
-        .arg("normal")
-        .arg("SKIPME")
-        .arg("yes")
-        .query(&mut raw)
-        .unwrap();
+    kill_all_but_me(&mut raw);
     // Until the old socket is noticed dead, a call fails with a connection
     // error; the first reconnect fences and refuses.
     let err = loop {

@@ -13,6 +13,18 @@ pub struct Server {
     child: Option<Child>,
 }
 
+/// End every client connection of the server except `raw`'s own.
+pub fn kill_all_but_me(raw: &mut redis::Connection) {
+    let _: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("normal")
+        .arg("SKIPME")
+        .arg("yes")
+        .query(raw)
+        .unwrap();
+}
+
 /// A port nothing listens on right now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
