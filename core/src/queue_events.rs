@@ -121,8 +121,10 @@ const PUBLISH_BATCH: usize = 1_024;
 /// channel's events are dropped here, without a round trip, for this long
 /// before the server is asked again (docs/PROTOCOL-DECISIONS.md 12.10): a
 /// worker with nobody listening sends ten trivial calls a second per queue
-/// instead of one per settled batch.
-const LISTENER_RECHECK: Duration = Duration::from_millis(100);
+/// instead of one per settled batch. So a subscriber in another process may
+/// miss what happened in its first this-long: one that must not (a
+/// dashboard) re-reads the queue once this has passed after subscribing.
+pub const LISTENER_RECHECK: Duration = Duration::from_millis(100);
 
 /// Bumped by every subscription this process makes, so a publisher in the
 /// same process asks the server again at once rather than after

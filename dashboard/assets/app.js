@@ -7,6 +7,7 @@ const state = {
   route: null,         // {view, queue?, id?}
   list: { state: "pending", order: "newest", offset: 0, limit: 25, from: "", to: "" },
   listLoading: false,
+  listAgain: false,    // a redraw was asked for while the list was loading
   pollTimer: null,
 };
 
@@ -310,8 +311,12 @@ const SETS = [["pending", "Pending"], ["active", "Active"], ["scheduled", "Sched
 
 function localToMs(v) { return v ? new Date(v).getTime() : null; }
 
+// One list request at a time. A snapshot that arrives while one is in
+// flight must not be dropped: the request may have been answered before the
+// change that snapshot reports, and with a long refresh nothing else would
+// redraw the list. So it is remembered and the list is read once more.
 async function renderQueue(queue) {
-  if (state.listLoading) return;
+  if (state.listLoading) { state.listAgain = true; return; }
   state.listLoading = true;
   try {
     const l = state.list;
@@ -332,6 +337,8 @@ async function renderQueue(queue) {
     drawQueue(queue, page);
   } finally {
     state.listLoading = false;
+    // (Here, not after the try: the early returns above skip that.)
+    if (state.listAgain) { state.listAgain = false; setTimeout(refreshView, 0); }
   }
 }
 

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use echomq::{BrowseSet, Client, Counts, QueueEvent, Subscription};
+use echomq::{BrowseSet, Client, Counts, QueueEvent, Subscription, LISTENER_RECHECK};
 use serde::Serialize;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
@@ -32,6 +32,11 @@ pub const BUCKET: Duration = Duration::from_secs(10);
 pub const EVENT_GAP: Duration = Duration::from_millis(200);
 /// Pause between attempts to subscribe when the first one failed.
 const RESUBSCRIBE: Duration = Duration::from_secs(5);
+/// After subscribing, the queues are read again once every publisher has
+/// asked the server whether anyone listens: until then a publisher that had
+/// just found the channel empty drops its events ([`LISTENER_RECHECK`]).
+/// The margin covers that publisher's round trip.
+const AFTER_SUBSCRIBING: Duration = LISTENER_RECHECK.saturating_add(Duration::from_millis(50));
 
 /// Why a snapshot was taken; the page re-reads its job list for any reason
 /// but `event`, and for `event` only when its queue's `events` count moved.
@@ -45,8 +50,34 @@ pub enum Trigger {
     Event,
     /// An operator action through this dashboard.
     Action,
+    /// The events subscription (re)attached, and again once publishers that
+    /// had found nobody listening publish again: every queue re-read, since
+    /// events from before then may be lost.
+    Subscribed,
     /// A new health verdict; the queues were not re-read.
     Health,
+}
+
+impl Trigger {
+    /// When two wakes meet before the sampler runs, the one that reads more
+    /// wins: a health verdict must not turn a pending event re-read into
+    /// none (the snapshot carries the latest health either way).
+    fn reads(self) -> u8 {
+        match self {
+            Trigger::Health => 0,
+            Trigger::Event => 1,
+            Trigger::Refresh | Trigger::Action | Trigger::Subscribed => 2,
+        }
+    }
+
+    /// The reason to keep when `why` wakes a sampler already woken for
+    /// `pending` (if anything).
+    fn merge(pending: Option<Trigger>, why: Trigger) -> Trigger {
+        match pending {
+            Some(p) if p.reads() >= why.reads() => p,
+            _ => why,
+        }
+    }
 }
 
 /// What the overview shows; pushed whole on every change.
@@ -109,6 +140,18 @@ struct Sample {
     failed: u64,
 }
 
+/// What the events told since the last sample. One lock for both, so a
+/// snapshot's per-queue event count never includes an event whose queue it
+/// did not re-read: the page skips an event snapshot whose count did not
+/// move, so a count published early would hide the re-read that follows.
+#[derive(Default)]
+struct Noted {
+    /// Queues named by events since the last sample that re-read them.
+    dirty: HashSet<String>,
+    /// Events received per queue since the dashboard started.
+    counts: HashMap<String, u64>,
+}
+
 /// Samples the queues and publishes [`Snapshot`]s.
 pub struct Sampler {
     client: Client,
@@ -117,12 +160,9 @@ pub struct Sampler {
     history: Mutex<HashMap<String, VecDeque<Sample>>>,
     tx: watch::Sender<Arc<Snapshot>>,
     wake: Notify,
-    /// Why the sampler was woken early (merged: anything beats `Event`).
+    /// Why the sampler was woken early (merged by [`Trigger::reads`]).
     reason: Mutex<Option<Trigger>>,
-    /// Queues named by events since the last sample, and the event count
-    /// per queue.
-    dirty: Mutex<HashSet<String>>,
-    events: Mutex<HashMap<String, u64>>,
+    noted: Mutex<Noted>,
     live_events: AtomicBool,
     health: Mutex<Health>,
 }
@@ -148,8 +188,7 @@ impl Sampler {
             tx,
             wake: Notify::new(),
             reason: Mutex::new(None),
-            dirty: Default::default(),
-            events: Default::default(),
+            noted: Default::default(),
             live_events: AtomicBool::new(false),
             health: Default::default(),
         })
@@ -184,9 +223,7 @@ impl Sampler {
     pub fn wake(&self, why: Trigger) {
         {
             let mut reason = lock(&self.reason);
-            if matches!(*reason, None | Some(Trigger::Event)) {
-                *reason = Some(why);
-            }
+            *reason = Some(Trigger::merge(*reason, why));
         }
         self.wake.notify_one();
     }
@@ -226,7 +263,12 @@ impl Sampler {
                 },
             };
             self.live_events.store(true, Ordering::Relaxed);
-            self.wake(Trigger::Refresh);
+            self.wake(Trigger::Subscribed);
+            let sampler = self.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(AFTER_SUBSCRIBING).await;
+                sampler.wake(Trigger::Subscribed);
+            });
             while let Some(event) = events.next().await {
                 self.note(&event);
                 while let Some(more) = events.try_next() {
@@ -240,20 +282,28 @@ impl Sampler {
     }
 
     fn note(&self, event: &QueueEvent) {
-        lock(&self.dirty).insert(event.queue.clone());
-        *lock(&self.events).entry(event.queue.clone()).or_default() += 1;
+        let mut noted = lock(&self.noted);
+        noted.dirty.insert(event.queue.clone());
+        *noted.counts.entry(event.queue.clone()).or_default() += 1;
     }
 
     /// One snapshot. `Event` re-reads only the queues events named, `Health`
-    /// none (the views are the latest ones); anything else every queue.
+    /// none (the views, event counts included, are the latest ones: the
+    /// events since stay noted for the next re-read); anything else every
+    /// queue.
     async fn sample(&self, trigger: Trigger) -> Snapshot {
-        let dirty = std::mem::take(&mut *lock(&self.dirty));
         let latest = self.latest();
+        let (dirty, events) = if trigger == Trigger::Health {
+            Default::default()
+        } else {
+            let mut noted = lock(&self.noted);
+            (std::mem::take(&mut noted.dirty), noted.counts.clone())
+        };
         let reuse = |name: &str| -> Option<QueueView> {
             let re_read = match trigger {
                 Trigger::Event => dirty.contains(name),
                 Trigger::Health => false,
-                Trigger::Refresh | Trigger::Action => true,
+                Trigger::Refresh | Trigger::Action | Trigger::Subscribed => true,
             };
             if re_read {
                 return None;
@@ -268,7 +318,6 @@ impl Sampler {
             }
         }))
         .await;
-        let events = lock(&self.events).clone();
         let mut history = lock(&self.history);
         let queues = self
             .queues
@@ -277,7 +326,8 @@ impl Sampler {
             .map(|(name, read)| {
                 let samples = history.entry(name.clone()).or_default();
                 let mut shown = match read {
-                    Read::Kept(view) => view,
+                    // A kept view keeps its event count too (see `Noted`).
+                    Read::Kept(view) => return view,
                     Read::Fresh(Ok(reading)) => {
                         record(samples, now, &reading.counts);
                         view(name, &reading, samples, now, None)
@@ -456,6 +506,19 @@ mod tests {
         assert_eq!(series.len(), 60);
         assert_eq!(series.iter().map(|b| b[0]).sum::<u64>(), 60);
         assert_eq!(series.last().unwrap(), &[30, 3]);
+    }
+
+    #[test]
+    fn a_health_verdict_never_cancels_a_pending_re_read() {
+        use Trigger::*;
+        // Before, a health verdict landing between queue events and their
+        // sample made that sample re-read nothing, and the page waited for
+        // the next refresh.
+        assert_eq!(Trigger::merge(Some(Event), Health), Event);
+        assert_eq!(Trigger::merge(Some(Health), Event), Event);
+        assert_eq!(Trigger::merge(Some(Event), Refresh), Refresh);
+        assert_eq!(Trigger::merge(Some(Action), Event), Action);
+        assert_eq!(Trigger::merge(None, Health), Health);
     }
 
     #[test]

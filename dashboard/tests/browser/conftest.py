@@ -97,6 +97,8 @@ class Dashboard:
             self.proc.kill()
             raise RuntimeError("dashboard did not start: " + line + self.proc.stderr.read())
         self.base = line[line.index("http://"):].strip().rstrip("/")
+        # It prints its address once subscribed to the queues' events.
+        self.subscribed_at = time.monotonic()
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -11,7 +11,8 @@ import urllib.request
 from typing import Dict, Optional, Tuple
 
 import pytest
-from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
+from selenium.common.exceptions import (
+    NoAlertPresentException, StaleElementReferenceException, TimeoutException)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
@@ -19,7 +20,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import echomq
 
-from conftest import REDIS_PASSWORD, TOKEN, Redis, StartDashboard
+from conftest import REDIS_PASSWORD, TOKEN, Dashboard, Redis, StartDashboard
 
 WAIT = 10
 
@@ -205,6 +206,30 @@ def test_requeue_a_dead_job_from_the_page_moves_it_to_pending_on_the_wire(
     wait_for(page, "#empty")
 
 
+def past_the_subscribe_window(d: Dashboard) -> None:
+    """Return once the event path is the only thing left to move `d`'s page.
+    A client whose enqueue found nobody listening drops that queue's events
+    for LISTENER_RECHECK (100 ms, docs/PROTOCOL-DECISIONS.md 12.10), and the
+    dashboard re-reads every queue 150 ms after subscribing; a test of the
+    event path starts its worker after both."""
+    time.sleep(max(0.0, d.subscribed_at + 0.3 - time.monotonic()))
+
+
+def row_leaves(page: WebDriver, d: Dashboard, job_id: str) -> None:
+    """Wait for the job's row to leave the page; if it does not, fail with
+    what the server and the page each last saw (a stalled live path is
+    otherwise a bare TimeoutException)."""
+    try:
+        WebDriverWait(page, WAIT).until(
+            lambda p: not p.find_elements(By.CSS_SELECTOR, f'tr[data-job-id="{job_id}"]'))
+    except TimeoutException:
+        server = http("GET", d.base + "/api/overview")[1]
+        seen = page.execute_script(
+            "return JSON.stringify({overview: state.overview, listLoading: state.listLoading,"
+            " live: document.getElementById('live-text').textContent})")
+        pytest.fail(f"row {job_id} still shown\nserver: {server}\npage: {seen}")
+
+
 def test_a_job_completed_by_a_worker_leaves_the_list_without_a_reload(
         client: echomq.Client, start_dashboard: StartDashboard, page: WebDriver) -> None:
     q = "live-jobs"
@@ -220,8 +245,7 @@ def test_a_job_completed_by_a_worker_leaves_the_list_without_a_reload(
     runner.start()
     try:
         assert done.wait(WAIT)
-        WebDriverWait(page, WAIT).until(
-            lambda p: not p.find_elements(By.CSS_SELECTOR, f'tr[data-job-id="{job_id}"]'))
+        row_leaves(page, d, job_id)
     finally:
         worker.stop()
         runner.join(WAIT)
@@ -426,6 +450,7 @@ def test_queue_events_update_the_page_before_any_refresh(
     wait_for(page, f'tr[data-job-id="{job_id}"]')
     assert text_of(page, 'button[data-state="pending"] .tab-count') == "1"
     page.execute_script("window.__noReload = 'still here'")
+    past_the_subscribe_window(d)
     before = json.loads(http("GET", d.base + "/api/overview")[1])
     assert before["live_events"] is True
 
@@ -435,8 +460,7 @@ def test_queue_events_update_the_page_before_any_refresh(
     runner.start()
     try:
         assert done.wait(WAIT)
-        WebDriverWait(page, WAIT).until(
-            lambda p: not p.find_elements(By.CSS_SELECTOR, f'tr[data-job-id="{job_id}"]'))
+        row_leaves(page, d, job_id)
         waiter(page).until(lambda p: text_of(p, 'button[data-state="pending"] .tab-count') == "0")
     finally:
         worker.stop()
@@ -456,6 +480,75 @@ def test_queue_events_update_the_page_before_any_refresh(
     # the last queue reading came from an event (or a health reading that
     # kept it).
     assert after["trigger"] in ("event", "health")
+
+
+def test_a_job_finished_as_the_dashboard_subscribes_is_still_shown_finished(
+        client: echomq.Client, start_dashboard: StartDashboard) -> None:
+    """The enqueue found nobody listening, so for LISTENER_RECHECK (100 ms)
+    this client drops the queue's events without asking again: the claim
+    and completion right after the dashboard subscribes publish nothing.
+    The dashboard's re-read after that window must still show them, with
+    a ten-minute refresh. (When starting the dashboard takes longer than
+    the window, the events arrive and this passes the ordinary way.)"""
+    q = "finished-while-subscribing"
+    job_id = client.enqueue(q, "work").id
+    d = start_dashboard(q, refresh_ms=600_000)
+    job = client.claim(q, lease_ms=30_000)
+    assert job is not None and job.id == job_id
+    client.complete(q, job.id, job.token)
+
+    deadline = time.monotonic() + WAIT
+    while True:
+        queues = json.loads(http("GET", d.base + "/api/overview")[1])["queues"]
+        shown = queues[0] if queues else {}  # none before the first sample
+        if shown.get("completed") == 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert (shown.get("pending"), shown.get("active"), shown.get("completed")) == (0, 0, 1), shown
+
+
+def test_a_snapshot_that_arrives_while_the_list_loads_is_not_lost(
+        client: echomq.Client, start_dashboard: StartDashboard, page: WebDriver) -> None:
+    """The page reads its job list one request at a time. An event snapshot
+    arriving while a read is in flight (one answered before the job moved)
+    must still redraw the list; with a ten-minute refresh nothing else would.
+    Before, it was dropped: a fast worker's two events came in one snapshot,
+    during the read that the event stream's first snapshot had started."""
+    q = "events-during-load"
+    job_id = client.enqueue(q, "work").id
+    d = start_dashboard(q, refresh_ms=600_000)
+    page.get(f"{d.base}/#/queue/{q}")
+    wait_for(page, f'tr[data-job-id="{job_id}"]')
+    past_the_subscribe_window(d)
+    # Answer list reads at once, but hand them to the page 1.5 s later: a
+    # read started now sees the job pending and lands after the events.
+    page.execute_script("""
+        const real = window.fetch;
+        window.__slowLists = 0;
+        window.fetch = async (path, init) => {
+          const r = await real(path, init);
+          if (String(path).includes("/jobs?")) {
+            window.__slowLists += 1;
+            await new Promise((done) => setTimeout(done, 1500));
+          }
+          return r;
+        };
+        refreshView();
+    """)
+    waiter(page).until(lambda p: p.execute_script("return window.__slowLists") == 1)
+
+    done = threading.Event()
+    worker = echomq.Worker(client, q, lambda job: done.set(), concurrency=1, handle_signals=False)
+    runner = threading.Thread(target=worker.run)
+    runner.start()
+    try:
+        assert done.wait(WAIT)
+        row_leaves(page, d, job_id)
+    finally:
+        worker.stop()
+        runner.join(WAIT)
+    # The row left through a second read, after the slow one.
+    assert page.execute_script("return window.__slowLists") >= 2
 
 
 def test_purge_dead_jobs_older_than_an_age_from_the_page(
