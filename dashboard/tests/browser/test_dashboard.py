@@ -8,7 +8,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from typing import Dict, Optional, Tuple
+from contextlib import contextmanager
+from typing import Dict, Iterator, Optional, Tuple
 
 import pytest
 from selenium.common.exceptions import (
@@ -206,6 +207,22 @@ def test_requeue_a_dead_job_from_the_page_moves_it_to_pending_on_the_wire(
     wait_for(page, "#empty")
 
 
+@contextmanager
+def a_worker_finishes_one_job(client: echomq.Client, queue: str) -> Iterator[None]:
+    """Run a worker on `queue` until it has finished one job, then the body,
+    then stop the worker."""
+    done = threading.Event()
+    worker = echomq.Worker(client, queue, lambda job: done.set(), concurrency=1, handle_signals=False)
+    runner = threading.Thread(target=worker.run)
+    runner.start()
+    try:
+        assert done.wait(WAIT)
+        yield
+    finally:
+        worker.stop()
+        runner.join(WAIT)
+
+
 def past_the_subscribe_window(d: Dashboard) -> None:
     """Return once the event path is the only thing left to move `d`'s page.
     A client whose enqueue found nobody listening drops that queue's events
@@ -239,16 +256,8 @@ def test_a_job_completed_by_a_worker_leaves_the_list_without_a_reload(
     wait_for(page, f'tr[data-job-id="{job_id}"]')
     page.execute_script("window.__noReload = 'still here'")
 
-    done = threading.Event()
-    worker = echomq.Worker(client, q, lambda job: done.set(), concurrency=1, handle_signals=False)
-    runner = threading.Thread(target=worker.run)
-    runner.start()
-    try:
-        assert done.wait(WAIT)
+    with a_worker_finishes_one_job(client, q):
         row_leaves(page, d, job_id)
-    finally:
-        worker.stop()
-        runner.join(WAIT)
     assert page.execute_script("return window.__noReload") == "still here"
     assert client.counts(q).completed == 1
 
@@ -454,17 +463,9 @@ def test_queue_events_update_the_page_before_any_refresh(
     before = json.loads(http("GET", d.base + "/api/overview")[1])
     assert before["live_events"] is True
 
-    done = threading.Event()
-    worker = echomq.Worker(client, q, lambda job: done.set(), concurrency=1, handle_signals=False)
-    runner = threading.Thread(target=worker.run)
-    runner.start()
-    try:
-        assert done.wait(WAIT)
+    with a_worker_finishes_one_job(client, q):
         row_leaves(page, d, job_id)
         waiter(page).until(lambda p: text_of(p, 'button[data-state="pending"] .tab-count') == "0")
-    finally:
-        worker.stop()
-        runner.join(WAIT)
     assert page.execute_script("return window.__noReload") == "still here"
     # The row left with the `active` event's sample (which may already read
     # the job completed); the `completed` event's own sample follows within
@@ -537,16 +538,8 @@ def test_a_snapshot_that_arrives_while_the_list_loads_is_not_lost(
     """)
     waiter(page).until(lambda p: p.execute_script("return window.__slowLists") == 1)
 
-    done = threading.Event()
-    worker = echomq.Worker(client, q, lambda job: done.set(), concurrency=1, handle_signals=False)
-    runner = threading.Thread(target=worker.run)
-    runner.start()
-    try:
-        assert done.wait(WAIT)
+    with a_worker_finishes_one_job(client, q):
         row_leaves(page, d, job_id)
-    finally:
-        worker.stop()
-        runner.join(WAIT)
     # The row left through a second read, after the slow one.
     assert page.execute_script("return window.__slowLists") >= 2
 
