@@ -8,7 +8,9 @@
 //! bounded one-at-a-time enqueue from the bindings. Here each (client,
 //! thread) pair owns a current-thread runtime and a [`Transport`] opened on
 //! it, and `block_on` on the caller's thread writes the request, waits in
-//! epoll and reads the reply itself: nothing else is woken.
+//! epoll and reads the reply itself: nothing else is woken. While a reply is
+//! typically fast (a loopback or same-rack server) the wait spins
+//! briefly before parking ([`crate::spin_wait`]), saving the wake-up.
 //!
 //! The connection is a [`Transport`] like the shared one, so everything a
 //! connection promises holds: fenced and labelled when it opens and after
@@ -35,10 +37,12 @@
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Instant;
 
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::runtime;
+use crate::spin_wait::{spin_then_park, SpinBudget};
 use crate::transport::Transport;
 
 /// One thread's connection for one client, shared (weakly) with the
@@ -51,6 +55,8 @@ pub(crate) struct Slot {
     /// The current-thread runtime its connection's driver runs on; `None`
     /// once closed. Locked by the owning thread for the length of a call.
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    /// How long this connection's calls spin before parking.
+    spin: SpinBudget,
 }
 
 impl Slot {
@@ -156,7 +162,10 @@ where
         tokio::task::yield_now().await;
         tokio::task::yield_now().await;
     });
-    let answer = runtime.block_on(call(client.with_transport(slot.transport.clone())));
+    let started = Instant::now();
+    let call = call(client.with_transport(slot.transport.clone()));
+    let answer = runtime.block_on(spin_then_park(call, slot.spin.budget()));
+    slot.spin.observe(started.elapsed());
     ACTIVE.with(|a| a.set(false));
     drop(guard);
     if slot.transport.is_closed() {
@@ -206,6 +215,7 @@ fn open(shared: &Arc<Transport>, pid: u32) -> Option<Arc<Slot>> {
         pid,
         transport,
         runtime: Mutex::new(Some(runtime)),
+        spin: SpinBudget::new(),
     });
     shared.adopt(&slot);
     let entry = Direct {

@@ -32,6 +32,7 @@ mod options;
 pub mod queue;
 mod queue_events;
 pub mod redact;
+mod spin_wait;
 mod transport;
 mod types;
 mod verb_options;

@@ -105,6 +105,33 @@ fn a_reopened_connection_is_fenced_again() {
 }
 
 #[test]
+fn a_reply_slower_than_the_spin_is_waited_for_and_written_once() {
+    // Decision 16.10: a direct call spins briefly, then parks. Calls on
+    // loopback are fast enough to earn a budget; a server paused far past
+    // it must still answer the call (parked, not abandoned), exactly once.
+    let server = Server::start();
+    let mut raw = server.raw();
+    let client = connect(&server);
+    for _ in 0..20 {
+        client.enqueue(Q, b"warm").unwrap();
+    }
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(80)
+        .arg("ALL")
+        .query(&mut raw)
+        .unwrap();
+    let late = client.enqueue(Q, b"late").unwrap();
+    assert!(!late.duplicate);
+    let n: u64 = raw.zcard(PENDING).unwrap();
+    assert_eq!(n, 21);
+    let payload: Vec<u8> = raw
+        .hget(format!("emq:{{direct}}:job:{}", late.id), "payload")
+        .unwrap();
+    assert_eq!(payload, b"late");
+}
+
+#[test]
 fn a_closed_client_refuses_before_any_io() {
     let server = Server::start();
     let mut raw = server.raw();
