@@ -98,6 +98,49 @@ where
     C: FnOnce(&Env, T) -> Result<D> + Send + 'static,
     D: ToNapiValue + 'static,
 {
+    let (settle, promise) = pending(env, convert)?;
+    echomq::runtime::runtime().spawn(async move {
+        // A panic inside the core future rejects with `EMQ_INTERNAL` instead
+        // of leaving the Promise (and the pending count) unsettled for ever.
+        settle(echomq::runtime::caught(fut).await);
+    });
+    Ok(Object::from_raw(env.raw(), promise))
+}
+
+/// As [`promise`], for a one-in-flight verb (an enqueue): the core's caller
+/// thread runs it on a connection of its own, awake while calls keep coming,
+/// so a call costs the JS thread's wake-up only (`echomq::caller`).
+pub(crate) fn promise_direct<'env, T, D, F, Fut, C>(
+    env: &'env Env,
+    client: &echomq::Client,
+    call: F,
+    convert: C,
+) -> Result<Object<'env>>
+where
+    T: Send + 'static,
+    F: FnOnce(echomq::Client) -> Fut + Send + 'static,
+    Fut: Future<Output = echomq::Result<T>> + Send + 'static,
+    C: FnOnce(&Env, T) -> Result<D> + Send + 'static,
+    D: ToNapiValue + 'static,
+{
+    let (settle, promise) = pending(env, convert)?;
+    echomq::caller::spawn(client, call, settle);
+    Ok(Object::from_raw(env.raw(), promise))
+}
+
+/// A new Promise and what settles it, from any thread, exactly once.
+fn pending<T, D, C>(
+    env: &Env,
+    convert: C,
+) -> Result<(
+    impl FnOnce(echomq::Result<T>) + Send + 'static,
+    sys::napi_value,
+)>
+where
+    T: Send + 'static,
+    C: FnOnce(&Env, T) -> Result<D> + Send + 'static,
+    D: ToNapiValue + 'static,
+{
     let channel = acquire(env.raw())?;
     let mut deferred = ptr::null_mut();
     let mut promise = ptr::null_mut();
@@ -111,10 +154,7 @@ where
         return Err(e);
     }
     let deferred = Deferred(deferred);
-    echomq::runtime::runtime().spawn(async move {
-        // A panic inside the core future rejects with `EMQ_INTERNAL` instead
-        // of leaving the Promise (and the pending count) unsettled for ever.
-        let outcome = echomq::runtime::caught(fut).await;
+    let settle = move |outcome: echomq::Result<T>| {
         channel.send(Box::new(move |raw_env| {
             let env = Env::from_raw(raw_env);
             let value = match outcome {
@@ -135,8 +175,8 @@ where
                 };
             }
         }));
-    });
-    Ok(Object::from_raw(env.raw(), promise))
+    };
+    Ok((settle, promise))
 }
 
 /// This environment's channel, created on first use; counts one more pending

@@ -7,7 +7,7 @@ use napi_derive::napi;
 
 use echomq::{BrowseSet, Client, ConnectOptions, Counts, Enqueued, Job, JobInfo, TimeRange};
 
-use crate::convert::{num, payload, promise, uint, uint_or};
+use crate::convert::{num, payload, promise, promise_direct, uint, uint_or};
 use crate::error::to_js;
 
 /// Connect options, camelCase (all optional).
@@ -232,10 +232,13 @@ impl NativeClient {
         queue: String,
         payload_value: Unknown<'_>,
     ) -> Result<Object<'env>> {
-        let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
-        promise(env, async move { c.enqueue(&queue, p).await }, |_, e| {
-            Ok(EnqueuedJs::from(e))
-        })
+        let p = payload(env, payload_value)?;
+        promise_direct(
+            env,
+            &self.inner,
+            move |c| async move { c.enqueue(&queue, p).await },
+            |_, e| Ok(EnqueuedJs::from(e)),
+        )
     }
 
     #[napi]
@@ -246,10 +249,11 @@ impl NativeClient {
         id: String,
         payload_value: Unknown<'_>,
     ) -> Result<Object<'env>> {
-        let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
-        promise(
+        let p = payload(env, payload_value)?;
+        promise_direct(
             env,
-            async move { c.enqueue_with_id(&queue, &id, p).await },
+            &self.inner,
+            move |c| async move { c.enqueue_with_id(&queue, &id, p).await },
             |_, e| Ok(EnqueuedJs::from(e)),
         )
     }
@@ -262,11 +266,12 @@ impl NativeClient {
         payload_value: Unknown<'_>,
         run_at_ms: f64,
     ) -> Result<Object<'env>> {
-        let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
+        let p = payload(env, payload_value)?;
         let at = uint(env, "runAtMs", run_at_ms)?;
-        promise(
+        promise_direct(
             env,
-            async move { c.enqueue_at(&queue, p, at).await },
+            &self.inner,
+            move |c| async move { c.enqueue_at(&queue, p, at).await },
             |_, e| Ok(EnqueuedJs::from(e)),
         )
     }
@@ -279,11 +284,12 @@ impl NativeClient {
         payload_value: Unknown<'_>,
         delay_ms: f64,
     ) -> Result<Object<'env>> {
-        let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
+        let p = payload(env, payload_value)?;
         let delay = uint(env, "delayMs", delay_ms)?;
-        promise(
+        promise_direct(
             env,
-            async move { c.enqueue_in(&queue, p, delay).await },
+            &self.inner,
+            move |c| async move { c.enqueue_in(&queue, p, delay).await },
             |_, e| Ok(EnqueuedJs::from(e)),
         )
     }

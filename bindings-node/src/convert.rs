@@ -44,4 +44,4 @@ pub(crate) fn num(value: u64) -> f64 {
     value as f64
 }
 
-pub(crate) use crate::bridge::promise;
+pub(crate) use crate::bridge::{promise, promise_direct};

@@ -9,7 +9,7 @@ use napi_derive::napi;
 use echomq::{EnqueueOptions, Reaped};
 
 use crate::client::{EnqueuedJs, NativeClient};
-use crate::convert::{payload, promise, uint};
+use crate::convert::{payload, promise, promise_direct, uint};
 
 /// `enqueue` options, camelCase (all optional): `{id, runAtMs, delayMs}`
 /// (2.0.0) or `{dedupId, dedupTtlMs}` (2.1.0).
@@ -57,7 +57,7 @@ impl NativeClient {
         payload_value: Unknown<'_>,
         options: EnqueueOptionsJs,
     ) -> Result<Object<'env>> {
-        let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
+        let p = payload(env, payload_value)?;
         let ms = |name: &str, v: Option<f64>| v.map(|ms| uint(env, name, ms)).transpose();
         let options = EnqueueOptions {
             id: options.id,
@@ -66,9 +66,10 @@ impl NativeClient {
             dedup_id: options.dedup_id,
             dedup_ttl_ms: ms("dedupTtlMs", options.dedup_ttl_ms)?,
         };
-        promise(
+        promise_direct(
             env,
-            async move { c.enqueue_with(&queue, p, &options).await },
+            &self.inner,
+            move |c| async move { c.enqueue_with(&queue, p, &options).await },
             |_, e| Ok(EnqueuedJs::from(e)),
         )
     }

@@ -56,3 +56,34 @@ test('concurrent claims never hand one job to two callers', async () => {
   assert.ok(done.every((v) => v.status === 'fulfilled'))
   assert.equal((await client.counts(q)).completed, 500)
 })
+
+// Decision 16.11: enqueue verbs run on the core's caller thread, on a
+// connection of its own per client, opened in the background at the first
+// enqueue, fenced like every connection and closed with the client.
+test('enqueues run on a connection of the caller thread, closed with the client', async () => {
+  const q = uniqueQueue('caller')
+  const name = `emq-caller-${process.pid}`
+  const own = await emq.connect(server.url, { clientName: name })
+  const shown = async () => {
+    const list = await server.raw.cmd('CLIENT', 'LIST')
+    return list.split('\n').filter((l) => l.includes(`name=${name} `)).length
+  }
+  const until = async (n) => {
+    for (let i = 0; i < 250 && (await shown()) !== n; i++) await new Promise((r) => setTimeout(r, 20))
+    assert.equal(await shown(), n, `connections named ${name}`)
+  }
+  assert.equal(await shown(), 1, 'connect opens the shared connection only')
+  await own.enqueue(q, 'first')
+  await until(2)
+  const ids = []
+  for (let i = 0; i < 100; i++) ids.push((await own.enqueue(q, `one-${i}`)).id)
+  const withOptions = await own.enqueue(q, 'delayed', { delayMs: 60_000 })
+  await until(2) // still two: one-at-a-time calls reuse the caller thread's
+  assert.equal(await server.raw.cmd('ZCARD', `emq:{${q}}:pending`), 101)
+  assert.equal(await server.raw.cmd('ZCARD', `emq:{${q}}:schedule`), 1)
+  assert.equal(await server.raw.cmd('HGET', `emq:{${q}}:job:${ids[99]}`, 'payload'), 'one-99')
+  assert.ok(withOptions.id)
+  await own.close()
+  await assert.rejects(own.enqueue(q, 'closed'), (e) => e instanceof emq.EchoMQError && e.code === 'EMQ_CLOSED')
+  await until(0)
+})

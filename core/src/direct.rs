@@ -51,7 +51,7 @@ pub(crate) struct Slot {
     /// The process that opened it (a forked child must not touch it).
     pid: u32,
     /// This thread's transport.
-    transport: Arc<Transport>,
+    pub(crate) transport: Arc<Transport>,
     /// The current-thread runtime its connection's driver runs on; `None`
     /// once closed. Locked by the owning thread for the length of a call.
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
@@ -114,8 +114,14 @@ pub(crate) fn active() -> bool {
     ACTIVE.with(Cell::get)
 }
 
+/// Mark this thread as one whose tasks must go to the process runtime (the
+/// caller thread's runtime serves calls, not the tasks they leave behind).
+pub(crate) fn mark_active() {
+    ACTIVE.with(|a| a.set(true));
+}
+
 /// `EMQ_DIRECT_CALLS`, read once: anything but `0`/`false`/`off` is on.
-fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| {
         !matches!(
@@ -174,11 +180,16 @@ where
     answer
 }
 
-/// This thread's slot for `shared`, opening one if there is none. Drops
-/// the entries of clients that are gone or closed on the way.
+/// This thread's slot for `shared`, opening one if there is none.
 fn find(shared: &Arc<Transport>) -> Option<Arc<Slot>> {
+    lookup(shared).or_else(|| open(shared))
+}
+
+/// This thread's slot for `shared`, if it has one. Drops the entries of
+/// clients that are gone or closed on the way.
+pub(crate) fn lookup(shared: &Arc<Transport>) -> Option<Arc<Slot>> {
     let pid = std::process::id();
-    let found = ENTRIES.with(|e| {
+    ENTRIES.with(|e| {
         let mut entries = e.try_borrow_mut().ok()?;
         let mut found = None;
         entries.retain_mut(|entry| {
@@ -195,13 +206,12 @@ fn find(shared: &Arc<Transport>) -> Option<Arc<Slot>> {
             }
         });
         found
-    });
-    found.or_else(|| open(shared, pid))
+    })
 }
 
 /// A current-thread runtime and a transport opened on it, fenced as every
 /// connection is; `None` (logged at debug) when either cannot be had.
-fn open(shared: &Arc<Transport>, pid: u32) -> Option<Arc<Slot>> {
+fn open(shared: &Arc<Transport>) -> Option<Arc<Slot>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -211,10 +221,22 @@ fn open(shared: &Arc<Transport>, pid: u32) -> Option<Arc<Slot>> {
         .block_on(Transport::connect(shared.url(), shared.options().clone()))
         .map_err(|e| log::debug!("echomq: no direct connection, using the shared one: {e}"))
         .ok()?;
+    Some(register(shared, transport, Some(runtime)))
+}
+
+/// Record `transport` as this thread's connection for `shared`'s client,
+/// closed with it. `runtime` is the one its driver runs on when the thread
+/// owns it for calls only; `None` on the caller thread, whose runtime
+/// always runs ([`crate::caller`]).
+pub(crate) fn register(
+    shared: &Arc<Transport>,
+    transport: Arc<Transport>,
+    runtime: Option<tokio::runtime::Runtime>,
+) -> Arc<Slot> {
     let slot = Arc::new(Slot {
-        pid,
+        pid: std::process::id(),
         transport,
-        runtime: Mutex::new(Some(runtime)),
+        runtime: Mutex::new(runtime),
         spin: SpinBudget::new(),
     });
     shared.adopt(&slot);
@@ -227,7 +249,7 @@ fn open(shared: &Arc<Transport>, pid: u32) -> Option<Arc<Slot>> {
             entries.push(entry);
         }
     });
-    Some(slot)
+    slot
 }
 
 /// How many direct connections this thread holds open (tests, diagnostics).

@@ -22,6 +22,7 @@
 
 mod admin;
 mod browse_page;
+pub mod caller;
 mod client;
 mod conn;
 pub mod defaults;

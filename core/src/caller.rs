@@ -1,0 +1,248 @@
+//! The caller thread: direct calls for callers that must not block (Node's
+//! JS thread), issue #16 §3, decision 16.11.
+//!
+//! A blocking caller drives its own call ([`crate::direct`]). A caller that
+//! must not block hands the call to another thread and is told the answer.
+//! Through the process runtime that costs three thread wake-ups per call:
+//! the caller wakes a parked runtime worker, the worker parks while the
+//! server answers and is woken by the reply, and the caller is woken with
+//! the answer. Here one dedicated thread per process, on a current-thread
+//! runtime, runs those calls on a connection of its own per client, and
+//! while it is busy — a call in flight, or one answered a moment ago — it
+//! polls its channel and its sockets instead of parking (as a direct call
+//! does, [`crate::spin_wait`]). A caller issuing one call after another
+//! therefore finds the thread awake and is answered without it ever
+//! sleeping: what remains is the caller's own wake-up for the answer.
+//!
+//! The thread spins only while it pays: for at most 1.5 × its typical call
+//! (at most [`crate::spin_wait::CAP`]) after the last request or answer, and
+//! not at all while calls typically take longer than that (a remote server).
+//! Idle, it parks like any runtime.
+//!
+//! Requests are started in the order they are handed over, pipelined on the
+//! client's connection of this thread; their answers are handed to `done` on
+//! this thread. Whatever cannot take this path takes the process runtime and
+//! the shared connection, exactly as before: a cluster client, a closed
+//! client, `EMQ_DIRECT_CALLS=0`, a client whose connection of this thread is
+//! still being opened (in the background; its first call starts that) or
+//! could not be (the shared path then answers with its own typed error), a
+//! thread that cannot be started.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::{self, error::TryRecvError, UnboundedReceiver, UnboundedSender};
+use tokio::sync::Notify;
+
+use crate::client::Client;
+use crate::direct::{self, Slot};
+use crate::error::Result;
+use crate::runtime::{caught, runtime};
+use crate::spin_wait::SpinBudget;
+use crate::transport::Transport;
+
+/// A call, given the client it is to use, returning once it has answered.
+type Job = Box<dyn FnOnce(Client) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+struct Request {
+    client: Client,
+    job: Job,
+}
+
+/// The caller thread's channel, and the process that started it (a forked
+/// child has no such thread and starts its own).
+static CALLER: Mutex<Option<(u32, UnboundedSender<Request>)>> = Mutex::new(None);
+
+/// Run `call` on the caller thread and hand its outcome to `done`, there;
+/// or on the process runtime when it cannot go there (see the module docs).
+/// Returns at once. A panic inside `call` is answered as an internal error.
+pub fn spawn<T, F, Fut, D>(client: &Client, call: F, done: D)
+where
+    T: Send + 'static,
+    F: FnOnce(Client) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<T>> + Send + 'static,
+    D: FnOnce(Result<T>) + Send + 'static,
+{
+    let job: Job = Box::new(move |c| Box::pin(async move { done(caught(call(c)).await) }));
+    let shared = client.transport_arc();
+    if !direct::enabled() || shared.is_cluster() || shared.is_closed() {
+        return on_the_runtime(client.clone(), job);
+    }
+    let request = Request {
+        client: client.clone(),
+        job,
+    };
+    match sender() {
+        Ok(tx) => {
+            if let Err(mpsc::error::SendError(request)) = tx.send(request) {
+                on_the_runtime(request.client, request.job); // the thread ended
+            }
+        }
+        Err(()) => on_the_runtime(request.client, request.job),
+    }
+}
+
+fn on_the_runtime(client: Client, job: Job) {
+    runtime().spawn(job(client));
+}
+
+/// This process's caller thread's channel, starting the thread if needed
+/// (`Err` when it cannot be started).
+fn sender() -> std::result::Result<UnboundedSender<Request>, ()> {
+    let pid = std::process::id();
+    let mut slot = CALLER.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((owner, tx)) = slot.as_ref() {
+        if *owner == pid && !tx.is_closed() {
+            return Ok(tx.clone());
+        }
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| log::debug!("echomq: no runtime for the caller thread: {e}"))?;
+    std::thread::Builder::new()
+        .name("echomq-caller".into())
+        .spawn(move || {
+            direct::mark_active();
+            runtime.block_on(serve(rx));
+        })
+        .map_err(|e| log::debug!("echomq: no caller thread: {e}"))?;
+    *slot = Some((pid, tx.clone()));
+    Ok(tx)
+}
+
+/// When the thread last had something to do, and how long its calls take.
+struct Pace {
+    last: Cell<Instant>,
+    calls: SpinBudget,
+}
+
+thread_local! {
+    static PACE: Pace = Pace { last: Cell::new(Instant::now()), calls: SpinBudget::new() };
+}
+
+impl Pace {
+    fn touch(&self) {
+        self.last.set(Instant::now());
+    }
+
+    /// Busy recently enough that the next request or reply is worth
+    /// waiting for awake.
+    fn spinning(&self) -> bool {
+        let budget = self.calls.budget();
+        !budget.is_zero() && self.last.get().elapsed() < budget
+    }
+}
+
+/// The caller thread's loop: take requests in order, start each on its
+/// client's connection of this thread, spin while busy, park when idle.
+async fn serve(mut requests: UnboundedReceiver<Request>) {
+    let progress = Arc::new(Notify::new());
+    loop {
+        let request = match requests.try_recv() {
+            Ok(request) => request,
+            Err(TryRecvError::Disconnected) => return,
+            Err(TryRecvError::Empty) => {
+                if PACE.with(Pace::spinning) {
+                    // Defers this task: the scheduler polls the sockets with
+                    // a zero timeout, runs whatever they woke, comes back.
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                tokio::select! {
+                    request = requests.recv() => match request {
+                        Some(request) => request,
+                        None => return,
+                    },
+                    // An answer arrived: spin again, for the next request.
+                    () = progress.notified() => continue,
+                }
+            }
+        };
+        PACE.with(Pace::touch);
+        let Some(slot) = slot_for(&request.client) else {
+            on_the_runtime(request.client, request.job);
+            continue;
+        };
+        let client = request.client.with_transport(slot.transport.clone());
+        let progress = progress.clone();
+        let job = request.job;
+        tokio::spawn(async move {
+            let started = Instant::now();
+            job(client).await;
+            PACE.with(|pace| {
+                pace.calls.observe(started.elapsed());
+                pace.touch();
+            });
+            progress.notify_one();
+        });
+    }
+}
+
+/// This thread's connection for `client`, or `None` (take the shared path)
+/// while it is being opened, fenced, in the background: requests never
+/// wait behind a connect, so a server that is down costs them nothing more
+/// than it costs the shared path. After a failed attempt the next waits
+/// [`RETRY_AFTER`].
+fn slot_for(client: &Client) -> Option<Arc<Slot>> {
+    let shared = client.transport_arc();
+    if shared.is_closed() {
+        return None; // the shared path answers `Closed`
+    }
+    if let Some(slot) = direct::lookup(&shared) {
+        return (!slot.transport.is_closed()).then_some(slot);
+    }
+    let busy = OPENING.with(|o| {
+        let mut opening = o.borrow_mut();
+        opening.retain(|(t, at)| {
+            t.strong_count() > 0 && (at.is_none() || at.is_some_and(|a| a.elapsed() < RETRY_AFTER))
+        });
+        let busy = opening
+            .iter()
+            .any(|(t, _)| std::ptr::eq(t.as_ptr(), Arc::as_ptr(&shared)));
+        if !busy {
+            opening.push((Arc::downgrade(&shared), None));
+        }
+        busy
+    });
+    if !busy {
+        tokio::spawn(open(shared));
+    }
+    None
+}
+
+/// Open and register this thread's connection for `shared`'s client.
+async fn open(shared: Arc<Transport>) {
+    let opened = Transport::connect(shared.url(), shared.options().clone()).await;
+    let failed_at = match opened {
+        Ok(transport) => {
+            direct::register(&shared, transport, None);
+            None
+        }
+        Err(e) => {
+            log::debug!("echomq: no caller-thread connection, using the shared one: {e}");
+            Some(Instant::now())
+        }
+    };
+    OPENING.with(|o| {
+        let mut opening = o.borrow_mut();
+        opening.retain(|(t, _)| !std::ptr::eq(t.as_ptr(), Arc::as_ptr(&shared)));
+        if let Some(at) = failed_at {
+            opening.push((Arc::downgrade(&shared), Some(at)));
+        }
+    });
+}
+
+/// How long after a failed attempt to open a client's connection of this
+/// thread its calls keep taking the shared path before the next attempt.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+thread_local! {
+    /// Clients whose connection of this thread is being opened (`None`), or
+    /// failed to open at the given time.
+    static OPENING: RefCell<Vec<(Weak<Transport>, Option<Instant>)>> = const { RefCell::new(Vec::new()) };
+}
