@@ -8,7 +8,7 @@ mod common;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{kill_all_but_me, Server};
+use common::{connections_named, kill_all_but_me, raise_the_fence_and_end_connections, Server};
 use echomq::{runtime::runtime, Client, ConnectOptions, Enqueued, ErrorKind, Result};
 use redis::Commands;
 
@@ -43,9 +43,7 @@ fn enqueue(client: &Client, payload: &'static [u8]) -> Result<Enqueued> {
 
 /// Connections the server shows under the test's client name.
 fn named(raw: &mut redis::Connection) -> usize {
-    let list: String = redis::cmd("CLIENT").arg("LIST").query(raw).unwrap();
-    let name = format!("name={NAME} ");
-    list.lines().filter(|l| l.contains(&name)).count()
+    connections_named(raw, NAME)
 }
 
 #[test]
@@ -99,6 +97,15 @@ fn calls_handed_over_run_on_one_connection_of_the_caller_threads_and_all_land() 
     wait_for_connections(&mut raw, 4);
 }
 
+/// A client whose caller-thread connection is open: its first enqueue
+/// (one job, on the shared path) started opening it.
+fn opened(server: &Server, raw: &mut redis::Connection) -> Client {
+    let client = connect(server);
+    enqueue(&client, b"opens the connection").unwrap();
+    wait_for_connections(raw, 2);
+    client
+}
+
 /// Wait (up to 5 s) until the server shows `n` connections under the
 /// test's name; fails with the number it shows.
 fn wait_for_connections(raw: &mut redis::Connection, n: usize) {
@@ -117,18 +124,14 @@ fn wait_for_connections(raw: &mut redis::Connection, n: usize) {
 fn a_connection_the_server_ended_is_reopened_and_fenced_again() {
     let server = Server::start();
     let mut raw = server.raw();
-    let client = connect(&server);
-    enqueue(&client, b"before").unwrap();
-    wait_for_connections(&mut raw, 2);
+    let client = opened(&server, &mut raw);
     kill_all_but_me(&mut raw);
     std::thread::sleep(Duration::from_millis(50));
     enqueue(&client, b"after").unwrap();
     let n: u64 = raw.zcard(PENDING).unwrap();
     assert_eq!(n, 2);
 
-    let _: () = raw.set("{emq}:version", "echomq:9.0.0").unwrap();
-    kill_all_but_me(&mut raw);
-    std::thread::sleep(Duration::from_millis(50));
+    raise_the_fence_and_end_connections(&mut raw);
     let e = enqueue(&client, b"refused").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::VersionFence, "{e}");
     let n: u64 = raw.zcard(PENDING).unwrap();
@@ -139,9 +142,7 @@ fn a_connection_the_server_ended_is_reopened_and_fenced_again() {
 fn closing_the_client_closes_its_caller_thread_connection() {
     let server = Server::start();
     let mut raw = server.raw();
-    let client = connect(&server);
-    enqueue(&client, b"open").unwrap();
-    wait_for_connections(&mut raw, 2);
+    let client = opened(&server, &mut raw);
     enqueue(&client, b"on the caller thread's").unwrap();
     client.close();
     let e = enqueue(&client, b"closed").unwrap_err();
@@ -155,9 +156,7 @@ fn closing_the_client_closes_its_caller_thread_connection() {
 fn a_panicking_call_answers_internal_and_the_thread_serves_on() {
     let server = Server::start();
     let mut raw = server.raw();
-    let client = connect(&server);
-    enqueue(&client, b"opens the connection").unwrap();
-    wait_for_connections(&mut raw, 2);
+    let client = opened(&server, &mut raw);
     let (tx, rx) = mpsc::channel();
     echomq::caller::spawn(
         &client,

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{kill_all_but_me, Server};
+use common::{connections_named, kill_all_but_me, raise_the_fence_and_end_connections, Server};
 use echomq::{blocking, ConnectOptions, ErrorKind};
 use redis::Commands;
 
@@ -22,10 +22,7 @@ fn connect(server: &Server) -> blocking::Client {
 
 /// Connections the server shows under the test's client name.
 fn named(raw: &mut redis::Connection) -> usize {
-    let list: String = redis::cmd("CLIENT").arg("LIST").query(raw).unwrap();
-    list.lines()
-        .filter(|l| l.contains("name=emq-direct-test "))
-        .count()
+    connections_named(raw, "emq-direct-test")
 }
 
 #[test]
@@ -95,9 +92,7 @@ fn a_reopened_connection_is_fenced_again() {
     let mut raw = server.raw();
     let client = connect(&server);
     client.enqueue(Q, b"fenced").unwrap();
-    let _: () = raw.set("{emq}:version", "echomq:9.0.0").unwrap();
-    kill_all_but_me(&mut raw);
-    std::thread::sleep(std::time::Duration::from_millis(50));
+    raise_the_fence_and_end_connections(&mut raw);
     let e = client.enqueue(Q, b"refused").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::VersionFence, "{e}");
     let n: u64 = raw.zcard(PENDING).unwrap();

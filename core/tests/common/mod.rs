@@ -25,6 +25,26 @@ pub fn kill_all_but_me(raw: &mut redis::Connection) {
         .unwrap();
 }
 
+/// Connections the server shows under the client name `name`.
+pub fn connections_named(raw: &mut redis::Connection, name: &str) -> usize {
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(raw).unwrap();
+    let name = format!("name={name} ");
+    list.lines().filter(|l| l.contains(&name)).count()
+}
+
+/// Write a future major into the fence key and end every other connection
+/// (then give the clients a moment to see the end): the next call of any
+/// client must reconnect, re-fence and be refused.
+pub fn raise_the_fence_and_end_connections(raw: &mut redis::Connection) {
+    let _: () = redis::cmd("SET")
+        .arg("{emq}:version")
+        .arg("echomq:9.0.0")
+        .query(raw)
+        .unwrap();
+    kill_all_but_me(raw);
+    std::thread::sleep(Duration::from_millis(50));
+}
+
 /// A port nothing listens on right now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
