@@ -1,6 +1,7 @@
 //! The asyncio side: every verb spawns the core future on the core's tokio
-//! runtime and returns an `asyncio.Future` of the running loop; on completion
-//! the result is handed back with `loop.call_soon_threadsafe`. No thread per
+//! runtime (the enqueue verbs: on the core's caller thread, decision 16.11)
+//! and returns an `asyncio.Future` of the running loop; on completion the
+//! result is handed back with `loop.call_soon_threadsafe`. No thread per
 //! call, no extra crates. `echomq/_aio.py` wraps these into coroutines.
 //!
 //! Completions never take the GIL on a runtime thread: those threads also
@@ -38,13 +39,52 @@ where
     T: Send + 'static,
     C: for<'a> FnOnce(Python<'a>, T) -> PyResult<Bound<'a, PyAny>> + Send + 'static,
 {
+    let (settle, py_future) = pending(py, convert)?;
+    echomq::runtime::runtime().spawn(async move {
+        settle(echomq::runtime::caught(fut).await);
+    });
+    Ok(py_future)
+}
+
+/// As [`future_into_py`], for a one-in-flight verb (an enqueue): the core's
+/// caller thread runs it on a connection of its own, awake while calls keep
+/// coming (`echomq::caller`, decision 16.11).
+pub fn future_into_py_direct<'py, F, Fut, T, C>(
+    py: Python<'py>,
+    client: &echomq::Client,
+    call: F,
+    convert: C,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: FnOnce(echomq::Client) -> Fut + Send + 'static,
+    Fut: Future<Output = echomq::Result<T>> + Send + 'static,
+    T: Send + 'static,
+    C: for<'a> FnOnce(Python<'a>, T) -> PyResult<Bound<'a, PyAny>> + Send + 'static,
+{
+    let (settle, py_future) = pending(py, convert)?;
+    echomq::caller::spawn(client, call, settle);
+    Ok(py_future)
+}
+
+/// A future of the running loop and what settles it from any thread (via
+/// the hand-off thread: the settling thread never waits for the GIL).
+fn pending<'py, T, C>(
+    py: Python<'py>,
+    convert: C,
+) -> PyResult<(
+    impl FnOnce(echomq::Result<T>) + Send + 'static,
+    Bound<'py, PyAny>,
+)>
+where
+    T: Send + 'static,
+    C: for<'a> FnOnce(Python<'a>, T) -> PyResult<Bound<'a, PyAny>> + Send + 'static,
+{
     let event_loop = GET_RUNNING_LOOP
         .import(py, "asyncio", "get_running_loop")?
         .call0()?;
     let py_future = event_loop.call_method0("create_future")?;
     let (event_loop, target) = (event_loop.unbind(), py_future.clone().unbind());
-    echomq::runtime::runtime().spawn(async move {
-        let outcome = echomq::runtime::caught(fut).await;
+    let settle = move |outcome: echomq::Result<T>| {
         hand_off(Box::new(move |py| {
             let (ok, value) = match outcome {
                 Ok(v) => match convert(py, v) {
@@ -64,8 +104,8 @@ where
             // A closed loop cannot take the answer; nobody is waiting for it.
             drop(handed);
         }));
-    });
-    Ok(py_future)
+    };
+    Ok((settle, py_future))
 }
 
 /// Work that needs the interpreter, queued by a runtime thread.
@@ -213,10 +253,10 @@ impl NativeAsyncClient {
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = enqueue_options(id, run_at_ms, delay_ms, dedup_id, dedup_ttl_ms);
         let payload = crate::types::payload(payload)?;
-        let c = self.inner.clone();
-        future_into_py(
+        future_into_py_direct(
             py,
-            async move { c.enqueue_with(&queue, payload, &options).await },
+            &self.inner,
+            move |c| async move { c.enqueue_with(&queue, payload, &options).await },
             enqueued,
         )
     }
@@ -229,10 +269,10 @@ impl NativeAsyncClient {
         payload: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let payload = crate::types::payload(payload)?;
-        let c = self.inner.clone();
-        future_into_py(
+        future_into_py_direct(
             py,
-            async move { c.enqueue_with_id(&queue, &id, payload).await },
+            &self.inner,
+            move |c| async move { c.enqueue_with_id(&queue, &id, payload).await },
             enqueued,
         )
     }
@@ -246,10 +286,10 @@ impl NativeAsyncClient {
     ) -> PyResult<Bound<'py, PyAny>> {
         let run_at_ms = run_at_ms.0;
         let payload = crate::types::payload(payload)?;
-        let c = self.inner.clone();
-        future_into_py(
+        future_into_py_direct(
             py,
-            async move { c.enqueue_at(&queue, payload, run_at_ms).await },
+            &self.inner,
+            move |c| async move { c.enqueue_at(&queue, payload, run_at_ms).await },
             enqueued,
         )
     }
@@ -263,10 +303,10 @@ impl NativeAsyncClient {
     ) -> PyResult<Bound<'py, PyAny>> {
         let delay_ms = delay_ms.0;
         let payload = crate::types::payload(payload)?;
-        let c = self.inner.clone();
-        future_into_py(
+        future_into_py_direct(
             py,
-            async move { c.enqueue_in(&queue, payload, delay_ms).await },
+            &self.inner,
+            move |c| async move { c.enqueue_in(&queue, payload, delay_ms).await },
             enqueued,
         )
     }

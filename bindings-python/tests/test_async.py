@@ -8,6 +8,7 @@ import inspect
 import threading
 
 import pytest
+from conftest import wait_until
 
 import echomq
 
@@ -189,3 +190,33 @@ def test_exiting_right_after_async_work_is_clean(redis_url, queue):
         p = subprocess.run([sys.executable, "-c", EXIT_SCRIPT, redis_url, queue],
                            capture_output=True, timeout=60)
         assert p.returncode == 0, p.stderr.decode()[-2000:]
+
+
+def test_enqueues_run_on_a_connection_of_the_caller_thread_closed_with_the_client(
+        redis_url, raw, queue, keys):
+    """Decision 16.11: asyncio's enqueue verbs run on the core's caller
+    thread, on a connection of its own per client, opened in the background
+    by the first enqueue, fenced like every connection, closed with the
+    client."""
+    name = f"emq-caller-{queue}"
+
+    def shown() -> int:
+        return sum(1 for c in raw.client_list() if c.get("name") == name)
+
+    async def main() -> None:
+        c = await echomq.connect_async(redis_url, client_name=name)
+        assert shown() == 1, "connect opens the shared connection only"
+        await c.enqueue(queue, b"first")
+        await asyncio.to_thread(wait_until, lambda: shown() == 2)
+        ids = [(await c.enqueue(queue, b"one-%d" % i)).id for i in range(100)]
+        delayed = await c.enqueue(queue, b"later", delay_ms=60_000)
+        assert shown() == 2, "one-at-a-time calls reuse the caller thread's"
+        assert raw.zcard(keys.pending) == 101
+        assert raw.zscore(keys.schedule, delayed.id) is not None
+        assert raw.hget(keys.job(ids[99]), "payload") == b"one-99"
+        c.close()
+        with pytest.raises(echomq.ClosedError):
+            await c.enqueue(queue, b"closed")
+        await asyncio.to_thread(wait_until, lambda: shown() == 0)
+
+    run(main())

@@ -1,5 +1,5 @@
 //! The caller thread: direct calls for callers that must not block (Node's
-//! JS thread), issue #16 §3, decision 16.11.
+//! JS thread, an asyncio loop), issue #16 §3, decision 16.11.
 //!
 //! A blocking caller drives its own call ([`crate::direct`]). A caller that
 //! must not block hands the call to another thread and is told the answer.
