@@ -122,6 +122,35 @@ def test_async_client_in_a_forked_child(redis_url, queue):
     ac.close()
 
 
+def test_async_enqueues_in_a_forked_child_take_a_caller_thread_of_its_own(redis_url, queue):
+    """Decision 16.11: the parent's caller thread (and its connection) does
+    not exist in the child, which starts its own; the parent's keeps
+    serving after the child has gone."""
+    async def parent_enqueues(n: int) -> None:
+        for i in range(n):
+            await ac.enqueue(queue, b"parent %d" % i)
+
+    async def make() -> echomq.AsyncClient:
+        return await echomq.connect_async(redis_url)
+
+    ac = asyncio.run(make())
+    asyncio.run(parent_enqueues(1))
+    time.sleep(0.2)  # the caller thread's connection opens in the background
+    asyncio.run(parent_enqueues(5))
+
+    def child() -> str:
+        async def three() -> int:
+            return len([await ac.enqueue(queue, b"child") for _ in range(3)])
+        return str(asyncio.run(three()))
+
+    out = in_child(child)
+    assert out in ("ok 3",) or out.startswith("emq "), out
+    asyncio.run(parent_enqueues(2))
+    pending = asyncio.run(ac.counts(queue)).pending
+    assert pending == 8 + (3 if out == "ok 3" else 0)
+    ac.close()
+
+
 def test_client_made_in_child_after_parent_used_runtime(redis_url, queue):
     c = echomq.connect(redis_url)
     c.counts(queue)

@@ -94,10 +94,16 @@ fn on_the_runtime(client: Client, job: Job) {
 fn sender() -> std::result::Result<UnboundedSender<Request>, ()> {
     let pid = std::process::id();
     let mut slot = CALLER.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((owner, tx)) = slot.as_ref() {
-        if *owner == pid && !tx.is_closed() {
-            return Ok(tx.clone());
+    match slot.take() {
+        Some((owner, tx)) if owner == pid && !tx.is_closed() => {
+            *slot = Some((owner, tx.clone()));
+            return Ok(tx);
         }
+        // A forked child's copy of the parent's channel: its receiver and
+        // the runtime behind it are the parent's. Leak it, never drop it
+        // (dropping the last sender would signal the parent's runtime).
+        Some((owner, tx)) if owner != pid => std::mem::forget(tx),
+        _ => {}
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let runtime = tokio::runtime::Builder::new_current_thread()
