@@ -53,7 +53,9 @@ pub(crate) struct Slot {
     /// This thread's transport.
     pub(crate) transport: Arc<Transport>,
     /// The current-thread runtime its connection's driver runs on; `None`
-    /// once closed. Locked by the owning thread for the length of a call.
+    /// once closed, and always for the caller thread's connections (their
+    /// driver runs on that thread's own, always-running runtime). Locked by
+    /// the owning thread for the length of a call.
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     /// How long this connection's calls spin before parking.
     spin: SpinBudget,
