@@ -55,6 +55,19 @@ def in_child(fn: Callable[[], str], timeout: float = 20.0) -> str:
     return out
 
 
+def open_thread_connection(c: echomq.Client, raw, name: str, queue: str) -> None:
+    """Decision 16.12: this thread's own connection opens in the background
+    from its second call. Enqueue (on a side queue) until the server shows
+    it beside the shared one; the call after takes it up."""
+    for _ in range(500):
+        c.enqueue(queue + "-warm", b"warm")
+        if sum(1 for cl in raw.client_list() if cl.get("name") == name) == 2:
+            c.enqueue(queue + "-warm", b"warm")
+            return
+        time.sleep(0.005)
+    raise AssertionError("the thread's own connection never opened")
+
+
 def test_child_reconnects_and_parent_keeps_working(redis_url, raw, queue, keys):
     c = echomq.connect(redis_url)
     first = c.enqueue(queue, b"parent before fork")
@@ -167,11 +180,12 @@ def test_client_made_in_child_after_parent_used_runtime(redis_url, queue):
     c.close()
 
 
-def test_a_child_closing_the_inherited_client_leaves_the_parents_own_connection_alone(redis_url, queue):
+def test_a_child_closing_the_inherited_client_leaves_the_parents_own_connection_alone(redis_url, raw, queue):
     # The parent's enqueue runs on its thread's own connection (decision 16.8),
     # whose epoll descriptor the child shares: closing the client in the child
     # must not deregister the parent's socket (the parent's next enqueue would hang).
-    c = echomq.connect(redis_url, response_timeout_ms=5_000)
+    c = echomq.connect(redis_url, response_timeout_ms=5_000, client_name="fork-own")
+    open_thread_connection(c, raw, "fork-own", queue)
     c.enqueue(queue, b"parent before fork")
 
     def child() -> str:
@@ -184,7 +198,7 @@ def test_a_child_closing_the_inherited_client_leaves_the_parents_own_connection_
     c.close()
 
 
-def test_children_close_inherited_clients_while_the_parents_runtime_is_busy(redis_url, queue):
+def test_children_close_inherited_clients_while_the_parents_runtime_is_busy(redis_url, raw, queue):
     # Closing (or dropping) a client in a forked child must not touch the
     # parent's runtime: dropping the inherited connection would abort its
     # driver task there, taking scheduler locks a parent's thread may have
@@ -203,8 +217,9 @@ def test_children_close_inherited_clients_while_the_parents_runtime_is_busy(redi
     producer = threading.Thread(target=produce, daemon=True)
     producer.start()
     try:
-        for _ in range(30):
-            c = echomq.connect(redis_url, response_timeout_ms=5_000)
+        for i in range(30):
+            c = echomq.connect(redis_url, response_timeout_ms=5_000, client_name=f"fork-busy-{i}")
+            open_thread_connection(c, raw, f"fork-busy-{i}", queue)
             c.enqueue(queue, b"before fork")
 
             def child() -> str:

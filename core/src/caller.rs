@@ -28,17 +28,17 @@
 //! could not be (the shared path then answers with its own typed error), a
 //! thread that cannot be started.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use tokio::sync::mpsc::{self, error::TryRecvError, UnboundedReceiver, UnboundedSender};
 use tokio::sync::Notify;
 
 use crate::client::Client;
-use crate::direct::{self, Slot};
+use crate::direct::{self, Opening, Slot, Start};
 use crate::error::Result;
 use crate::runtime::{caught, runtime};
 use crate::spin_wait::SpinBudget;
@@ -190,10 +190,8 @@ async fn serve(mut requests: UnboundedReceiver<Request>) {
 }
 
 /// This thread's connection for `client`, or `None` (take the shared path)
-/// while it is being opened, fenced, in the background: requests never
-/// wait behind a connect, so a server that is down costs them nothing more
-/// than it costs the shared path. After a failed attempt the next waits
-/// [`RETRY_AFTER`].
+/// while it is being opened, fenced, in the background (its first call
+/// starts that, [`direct::ready`]): requests never wait behind a connect.
 fn slot_for(client: &Client) -> Option<Arc<Slot>> {
     let shared = client.transport_arc();
     if shared.is_closed() {
@@ -202,53 +200,21 @@ fn slot_for(client: &Client) -> Option<Arc<Slot>> {
     if let Some(slot) = direct::lookup(&shared) {
         return (!slot.transport.is_closed()).then_some(slot);
     }
-    let busy = OPENING.with(|o| {
-        let mut opening = o.borrow_mut();
-        opening.retain(|(t, at)| {
-            t.strong_count() > 0 && (at.is_none() || at.is_some_and(|a| a.elapsed() < RETRY_AFTER))
-        });
-        let busy = opening
-            .iter()
-            .any(|(t, _)| std::ptr::eq(t.as_ptr(), Arc::as_ptr(&shared)));
-        if !busy {
-            opening.push((Arc::downgrade(&shared), None));
-        }
-        busy
-    });
-    if !busy {
-        tokio::spawn(open(shared));
-    }
-    None
+    direct::ready(&shared, Start::FirstCall, open_here)
 }
 
-/// Open and register this thread's connection for `shared`'s client.
-async fn open(shared: Arc<Transport>) {
-    let opened = Transport::connect(shared.url(), shared.options().clone()).await;
-    let failed_at = match opened {
-        Ok(transport) => {
-            direct::register(&shared, transport, None);
-            None
-        }
-        Err(e) => {
-            log::debug!("echomq: no caller-thread connection, using the shared one: {e}");
-            Some(Instant::now())
-        }
-    };
-    OPENING.with(|o| {
-        let mut opening = o.borrow_mut();
-        opening.retain(|(t, _)| !std::ptr::eq(t.as_ptr(), Arc::as_ptr(&shared)));
-        if let Some(at) = failed_at {
-            opening.push((Arc::downgrade(&shared), Some(at)));
-        }
+/// Open the connection on this thread's runtime, which always runs.
+fn open_here(opening: Opening) {
+    tokio::spawn(async move {
+        let opened = match opening.target() {
+            Some((url, options)) => Transport::connect(&url, options)
+                .await
+                .map_err(|e| {
+                    log::debug!("echomq: no caller-thread connection, using the shared one: {e}")
+                })
+                .ok(),
+            None => None,
+        };
+        opening.finish(opened.map(|transport| (transport, None)));
     });
-}
-
-/// How long after a failed attempt to open a client's connection of this
-/// thread its calls keep taking the shared path before the next attempt.
-const RETRY_AFTER: Duration = Duration::from_secs(1);
-
-thread_local! {
-    /// Clients whose connection of this thread is being opened (`None`), or
-    /// failed to open at the given time.
-    static OPENING: RefCell<Vec<(Weak<Transport>, Option<Instant>)>> = const { RefCell::new(Vec::new()) };
 }

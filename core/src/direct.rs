@@ -12,6 +12,14 @@
 //! typically fast (a loopback or same-rack server) the wait spins
 //! briefly before parking ([`crate::spin_wait`]), saving the wake-up.
 //!
+//! A thread's connection is opened in the background, on a short-lived
+//! thread, from the thread's second call; until it is open (and for
+//! [`RETRY_AFTER`] after a failed attempt) the calls take the shared path.
+//! So no call waits behind a connect and its fence (the first enqueue of a
+//! web handler's thread costs what a shared-path call costs, not a
+//! connection set-up), and a thread that calls once and ends (a thread per
+//! request) never opens a connection only to close it.
+//!
 //! The connection is a [`Transport`] like the shared one, so everything a
 //! connection promises holds: fenced and labelled when it opens and after
 //! every reconnect, the same retries of transient states, the same typed
@@ -37,10 +45,11 @@
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
+use crate::options::ConnectOptions;
 use crate::runtime::runtime;
 use crate::spin_wait::{spin_then_park, SpinBudget};
 use crate::transport::Transport;
@@ -182,9 +191,10 @@ where
     answer
 }
 
-/// This thread's slot for `shared`, opening one if there is none.
+/// This thread's slot for `shared`, or `None` (take the shared path) while
+/// it has none yet: opened in the background from the thread's second call.
 fn find(shared: &Arc<Transport>) -> Option<Arc<Slot>> {
-    lookup(shared).or_else(|| open(shared))
+    lookup(shared).or_else(|| ready(shared, Start::SecondCall, open_on_a_thread))
 }
 
 /// This thread's slot for `shared`, if it has one. Drops the entries of
@@ -211,47 +221,213 @@ pub(crate) fn lookup(shared: &Arc<Transport>) -> Option<Arc<Slot>> {
     })
 }
 
-/// A current-thread runtime and a transport opened on it, fenced as every
-/// connection is; `None` (logged at debug) when either cannot be had.
-fn open(shared: &Arc<Transport>) -> Option<Arc<Slot>> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| log::debug!("echomq: no runtime for direct calls: {e}"))
-        .ok()?;
-    let transport = runtime
-        .block_on(Transport::connect(shared.url(), shared.options().clone()))
-        .map_err(|e| log::debug!("echomq: no direct connection, using the shared one: {e}"))
-        .ok()?;
-    Some(register(shared, transport, Some(runtime)))
+/// When a thread's calls for a client start opening its connection.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Start {
+    /// With the first call: a thread that serves many callers (the caller
+    /// thread).
+    FirstCall,
+    /// With the second: a thread that calls once and ends (a thread per
+    /// request) never opens a connection only to close it.
+    SecondCall,
 }
 
-/// Record `transport` as this thread's connection for `shared`'s client,
-/// closed with it. `runtime` is the one its driver runs on when the thread
-/// owns it for calls only; `None` on the caller thread, whose runtime
-/// always runs ([`crate::caller`]).
-pub(crate) fn register(
+/// How long after a failed attempt to open a thread's connection its calls
+/// keep taking the shared path before the next attempt.
+pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// An attempt to open a thread's connection for a client, in the
+/// background: a connect (with its fence) never holds up a call, which
+/// takes the shared path meanwhile, so a first call costs no more than it
+/// did there and a server that is down costs nothing more than it costs
+/// the shared path.
+pub(crate) struct Opening {
+    shared: Weak<Transport>,
+    /// Where the thread that asked picks the outcome up, on its next call.
+    outcome: Arc<OnceLock<Outcome>>,
+}
+
+/// The slot, or when the attempt failed.
+type Outcome = std::result::Result<Arc<Slot>, Instant>;
+
+impl Opening {
+    /// The URL and options to connect with, `None` when the client is gone.
+    pub(crate) fn target(&self) -> Option<(String, ConnectOptions)> {
+        let shared = self.shared.upgrade()?;
+        Some((shared.url().to_string(), shared.options().clone()))
+    }
+
+    /// Hand the opened connection (and the runtime its driver runs on when
+    /// the asking thread drives it in its calls only) to that thread; `None`
+    /// when it could not be opened. From any thread.
+    pub(crate) fn finish(self, opened: Option<(Arc<Transport>, Option<tokio::runtime::Runtime>)>) {
+        let outcome = match (opened, self.shared.upgrade()) {
+            (Some((transport, runtime)), Some(shared)) => {
+                let slot = new_slot(transport, runtime);
+                shared.adopt(&slot);
+                // A close that took the companions before the adoption.
+                if shared.is_closed() {
+                    slot.close();
+                }
+                Ok(slot)
+            }
+            (Some((transport, runtime)), None) => {
+                new_slot(transport, runtime).close(); // the client is gone
+                Err(Instant::now())
+            }
+            (None, _) => Err(Instant::now()),
+        };
+        let _ = self.outcome.set(outcome);
+    }
+}
+
+/// Where this thread stands with a client it has no connection for yet.
+enum Pending {
+    /// Called once (on the shared path).
+    Seen,
+    /// Being opened.
+    Opening(Arc<OnceLock<Outcome>>),
+    /// The last attempt failed then.
+    Failed(Instant),
+}
+
+struct PendingEntry {
+    pid: u32,
+    shared: Weak<Transport>,
+    state: Pending,
+}
+
+thread_local! {
+    static PENDING: RefCell<Vec<PendingEntry>> = const { RefCell::new(Vec::new()) };
+}
+
+/// This thread's slot for `shared` once its background open has finished
+/// (recording it as the thread's), else `None`, handing a new attempt to
+/// `begin` when one is due.
+pub(crate) fn ready(
     shared: &Arc<Transport>,
-    transport: Arc<Transport>,
-    runtime: Option<tokio::runtime::Runtime>,
-) -> Arc<Slot> {
-    let slot = Arc::new(Slot {
+    start: Start,
+    begin: fn(Opening),
+) -> Option<Arc<Slot>> {
+    let pid = std::process::id();
+    let mut begun = None;
+    let slot = PENDING.with(|p| {
+        let mut pending = p.try_borrow_mut().ok()?;
+        // A forked child's copies (their attempts run in the parent), and
+        // clients that are gone.
+        pending.retain(|e| e.pid == pid && e.shared.strong_count() > 0);
+        let at = pending
+            .iter()
+            .position(|e| std::ptr::eq(e.shared.as_ptr(), Arc::as_ptr(shared)));
+        let Some(at) = at else {
+            let state = if start == Start::FirstCall {
+                let (opening, outcome) = attempt(shared);
+                begun = Some(opening);
+                Pending::Opening(outcome)
+            } else {
+                Pending::Seen
+            };
+            pending.push(PendingEntry {
+                pid,
+                shared: Arc::downgrade(shared),
+                state,
+            });
+            return None;
+        };
+        let entry = &mut pending[at];
+        match &entry.state {
+            Pending::Opening(outcome) => match outcome.get()? {
+                Ok(slot) => {
+                    let slot = slot.clone();
+                    pending.remove(at);
+                    Some(slot)
+                }
+                Err(failed) => {
+                    entry.state = Pending::Failed(*failed);
+                    None
+                }
+            },
+            Pending::Failed(failed) if failed.elapsed() < RETRY_AFTER => None,
+            Pending::Seen | Pending::Failed(_) => {
+                let (opening, outcome) = attempt(shared);
+                begun = Some(opening);
+                entry.state = Pending::Opening(outcome);
+                None
+            }
+        }
+    });
+    if let Some(opening) = begun {
+        begin(opening);
+    }
+    let slot = slot?;
+    if slot.transport.is_closed() {
+        return None; // the shared path answers `Closed`
+    }
+    enter(shared, slot.clone());
+    Some(slot)
+}
+
+fn attempt(shared: &Arc<Transport>) -> (Opening, Arc<OnceLock<Outcome>>) {
+    let outcome = Arc::new(OnceLock::new());
+    let opening = Opening {
+        shared: Arc::downgrade(shared),
+        outcome: outcome.clone(),
+    };
+    (opening, outcome)
+}
+
+/// A blocking caller's connection: a current-thread runtime and a
+/// transport opened on it, on a short-lived thread of its own (the caller's
+/// thread drives that runtime inside its calls only, so cannot open it
+/// without waiting).
+fn open_on_a_thread(opening: Opening) {
+    let outcome = opening.outcome.clone();
+    let open = move || {
+        let opened = opening.target().and_then(|(url, options)| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| log::debug!("echomq: no runtime for direct calls: {e}"))
+                .ok()?;
+            let transport = runtime
+                .block_on(Transport::connect(&url, options))
+                .map_err(|e| log::debug!("echomq: no direct connection, using the shared one: {e}"))
+                .ok()?;
+            Some((transport, Some(runtime)))
+        });
+        opening.finish(opened);
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("echomq-direct-open".into())
+        .spawn(open)
+    {
+        // The opening went with the closure: fail it here, so the calls
+        // try again after `RETRY_AFTER` rather than wait for it forever.
+        log::debug!("echomq: no thread to open a direct connection: {e}");
+        let _ = outcome.set(Err(Instant::now()));
+    }
+}
+
+fn new_slot(transport: Arc<Transport>, runtime: Option<tokio::runtime::Runtime>) -> Arc<Slot> {
+    Arc::new(Slot {
         pid: std::process::id(),
         transport,
         runtime: Mutex::new(runtime),
         spin: SpinBudget::new(),
-    });
-    shared.adopt(&slot);
+    })
+}
+
+/// Make `slot` this thread's connection for `shared`'s client.
+fn enter(shared: &Arc<Transport>, slot: Arc<Slot>) {
     let entry = Direct {
         shared: Arc::downgrade(shared),
-        slot: slot.clone(),
+        slot,
     };
     ENTRIES.with(|e| {
         if let Ok(mut entries) = e.try_borrow_mut() {
             entries.push(entry);
         }
     });
-    slot
 }
 
 /// How many direct connections this thread holds open (tests, diagnostics).

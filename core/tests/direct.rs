@@ -11,6 +11,7 @@ use redis::Commands;
 
 const Q: &str = "direct";
 const PENDING: &str = "emq:{direct}:pending";
+const WARM: &str = "direct-warm";
 
 fn connect(server: &Server) -> blocking::Client {
     let options = ConnectOptions {
@@ -25,6 +26,20 @@ fn named(raw: &mut redis::Connection) -> usize {
     connections_named(raw, "emq-direct-test")
 }
 
+/// Calls (on a side queue) until this thread holds one more direct
+/// connection than `before`: it opens in the background from a thread's
+/// second call (decision 16.12), and is taken up by the call after.
+fn until_direct(client: &blocking::Client, before: usize) {
+    for _ in 0..1000 {
+        client.enqueue(WARM, b"warm").unwrap();
+        if echomq::direct::thread_connections() > before {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    panic!("the thread's direct connection never opened");
+}
+
 #[test]
 fn each_enqueuing_thread_drives_its_own_connection() {
     let server = Server::start();
@@ -37,7 +52,9 @@ fn each_enqueuing_thread_drives_its_own_connection() {
     );
 
     let first = client.enqueue(Q, b"main").unwrap();
-    assert_eq!(echomq::direct::thread_connections(), 1);
+    assert_eq!(echomq::direct::thread_connections(), 0);
+    assert_eq!(named(&mut raw), 1, "a first call opens nothing");
+    until_direct(&client, 0);
     assert_eq!(named(&mut raw), 2);
     // The same thread reuses it; the queue handle shares it too.
     client.enqueue(Q, b"again").unwrap();
@@ -47,16 +64,32 @@ fn each_enqueuing_thread_drives_its_own_connection() {
     let other = client.clone();
     std::thread::spawn(move || {
         other.enqueue(Q, b"thread").unwrap();
+        until_direct(&other, 0);
         assert_eq!(echomq::direct::thread_connections(), 1);
     })
     .join()
     .unwrap();
     // The thread ended: its connection went with it.
+    let mut shown = named(&mut raw);
+    for _ in 0..100 {
+        if shown == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        shown = named(&mut raw);
+    }
+    assert_eq!(shown, 2);
+
+    // A thread that calls once and ends never opens one.
+    let once = client.clone();
+    std::thread::spawn(move || once.enqueue(Q, b"once").unwrap())
+        .join()
+        .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(100));
     assert_eq!(named(&mut raw), 2);
 
     let ids: Vec<String> = raw.zrange(PENDING, 0, -1).unwrap();
-    assert_eq!(ids.len(), 4, "{ids:?}");
+    assert_eq!(ids.len(), 5, "{ids:?}");
     let payload: Vec<u8> = raw
         .hget(format!("emq:{{direct}}:job:{}", first.id), "payload")
         .unwrap();
@@ -77,6 +110,7 @@ fn a_connection_the_server_ended_between_calls_is_reopened_before_sending() {
     let server = Server::start();
     let mut raw = server.raw();
     let client = connect(&server);
+    until_direct(&client, 0);
     client.enqueue(Q, b"before").unwrap();
     kill_all_but_me(&mut raw);
     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -91,6 +125,7 @@ fn a_reopened_connection_is_fenced_again() {
     let server = Server::start();
     let mut raw = server.raw();
     let client = connect(&server);
+    until_direct(&client, 0);
     client.enqueue(Q, b"fenced").unwrap();
     raise_the_fence_and_end_connections(&mut raw);
     let e = client.enqueue(Q, b"refused").unwrap_err();
@@ -107,6 +142,7 @@ fn a_reply_slower_than_the_spin_is_waited_for_and_written_once() {
     let server = Server::start();
     let mut raw = server.raw();
     let client = connect(&server);
+    until_direct(&client, 0);
     for _ in 0..20 {
         client.enqueue(Q, b"warm").unwrap();
     }
@@ -131,6 +167,7 @@ fn a_closed_client_refuses_before_any_io() {
     let server = Server::start();
     let mut raw = server.raw();
     let client = connect(&server);
+    until_direct(&client, 0);
     client.enqueue(Q, b"open").unwrap();
     client.close();
     let e = client.enqueue(Q, b"closed").unwrap_err();
@@ -144,6 +181,7 @@ fn a_duplicate_id_is_answered_as_on_the_shared_connection() {
     let server = Server::start();
     let mut raw = server.raw();
     let client = connect(&server);
+    until_direct(&client, 0);
     let job = client.enqueue(Q, b"x").unwrap();
     let again = client.enqueue_with_id(Q, job.id.as_str(), b"x").unwrap();
     assert_eq!(again.id, job.id);
@@ -158,12 +196,15 @@ fn closing_or_dropping_the_client_closes_the_threads_connections() {
     let mut raw = server.raw();
     let closed = connect(&server);
     closed.enqueue(Q, b"a").unwrap();
+    until_direct(&closed, 0);
     let dropped = connect(&server);
     dropped.enqueue(Q, b"b").unwrap();
+    until_direct(&dropped, 1);
     let elsewhere = dropped.clone();
     let (go, wait) = std::sync::mpsc::channel::<()>();
     let other = std::thread::spawn(move || {
         elsewhere.enqueue(Q, b"c").unwrap();
+        until_direct(&elsewhere, 0);
         drop(elsewhere);
         wait.recv().unwrap(); // stay alive while the main thread drops its handle
         echomq::direct::thread_connections()
@@ -193,4 +234,73 @@ fn closing_or_dropping_the_client_closes_the_threads_connections() {
     assert_eq!(left, 0, "connections left open after close and drop");
     go.send(()).unwrap();
     assert_eq!(other.join().unwrap(), 0);
+}
+
+#[test]
+fn a_connection_opened_in_the_background_closes_with_the_client_before_any_call_takes_it() {
+    let server = Server::start();
+    let mut raw = server.raw();
+    let client = connect(&server);
+    client.enqueue(Q, b"first").unwrap();
+    client.enqueue(Q, b"second: starts the open").unwrap();
+    let mut shown = named(&mut raw);
+    for _ in 0..250 {
+        if shown == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        shown = named(&mut raw);
+    }
+    assert_eq!(shown, 2, "the second call opens the thread's connection");
+    assert_eq!(
+        echomq::direct::thread_connections(),
+        0,
+        "no call took it yet"
+    );
+    client.close();
+    for _ in 0..100 {
+        if named(&mut raw) == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(named(&mut raw), 0, "closed with the client");
+    let e = client.enqueue(Q, b"closed").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
+    assert_eq!(echomq::direct::thread_connections(), 0);
+    let n: u64 = raw.zcard(PENDING).unwrap();
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn while_the_thread_connection_cannot_open_calls_take_the_shared_path() {
+    // Room for the shared connection only: the thread's connect is refused
+    // (max clients), its calls still land through the shared one, and once
+    // there is room again a later attempt opens it.
+    let server = Server::start();
+    let mut raw = server.raw();
+    let client = connect(&server);
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxclients")
+        .arg(2)
+        .query(&mut raw)
+        .unwrap();
+    for i in 0..20 {
+        client.enqueue(Q, format!("{i}").as_bytes()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(echomq::direct::thread_connections(), 0);
+    assert_eq!(named(&mut raw), 1);
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxclients")
+        .arg(100)
+        .query(&mut raw)
+        .unwrap();
+    // The next attempt comes a second after the failed one.
+    until_direct(&client, 0);
+    assert_eq!(named(&mut raw), 2);
+    let n: u64 = raw.zcard(PENDING).unwrap();
+    assert_eq!(n, 20);
 }
