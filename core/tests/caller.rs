@@ -8,7 +8,10 @@ mod common;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{connections_named, kill_all_but_me, raise_the_fence_and_end_connections, Server};
+use common::{
+    connections_named, kill_all_but_me, raise_the_fence_and_end_connections,
+    wait_for_connections_named, Server,
+};
 use echomq::{runtime::runtime, Client, ConnectOptions, Enqueued, ErrorKind, Result};
 use redis::Commands;
 
@@ -107,17 +110,9 @@ fn opened(server: &Server, raw: &mut redis::Connection) -> Client {
 }
 
 /// Wait (up to 5 s) until the server shows `n` connections under the
-/// test's name; fails with the number it shows.
+/// test's name.
 fn wait_for_connections(raw: &mut redis::Connection, n: usize) {
-    let mut shown = named(raw);
-    for _ in 0..250 {
-        if shown == n {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-        shown = named(raw);
-    }
-    assert_eq!(shown, n, "connections under {NAME}");
+    wait_for_connections_named(raw, NAME, n);
 }
 
 #[test]

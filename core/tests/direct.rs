@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{connections_named, kill_all_but_me, raise_the_fence_and_end_connections, Server};
+use common::{
+    connections_named, kill_all_but_me, raise_the_fence_and_end_connections,
+    wait_for_connections_named, Server,
+};
 use echomq::{blocking, ConnectOptions, ErrorKind};
 use redis::Commands;
 
@@ -24,6 +27,11 @@ fn connect(server: &Server) -> blocking::Client {
 /// Connections the server shows under the test's client name.
 fn named(raw: &mut redis::Connection) -> usize {
     connections_named(raw, "emq-direct-test")
+}
+
+/// Wait (up to 5 s) until the server shows `n` of them.
+fn wait_for_connections(raw: &mut redis::Connection, n: usize) {
+    wait_for_connections_named(raw, "emq-direct-test", n);
 }
 
 /// Calls (on a side queue) until this thread holds one more direct
@@ -70,15 +78,7 @@ fn each_enqueuing_thread_drives_its_own_connection() {
     .join()
     .unwrap();
     // The thread ended: its connection went with it.
-    let mut shown = named(&mut raw);
-    for _ in 0..100 {
-        if shown == 2 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        shown = named(&mut raw);
-    }
-    assert_eq!(shown, 2);
+    wait_for_connections(&mut raw, 2);
 
     // A thread that calls once and ends never opens one.
     let once = client.clone();
@@ -243,28 +243,15 @@ fn a_connection_opened_in_the_background_closes_with_the_client_before_any_call_
     let client = connect(&server);
     client.enqueue(Q, b"first").unwrap();
     client.enqueue(Q, b"second: starts the open").unwrap();
-    let mut shown = named(&mut raw);
-    for _ in 0..250 {
-        if shown == 2 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        shown = named(&mut raw);
-    }
-    assert_eq!(shown, 2, "the second call opens the thread's connection");
+    // The second call opens the thread's connection.
+    wait_for_connections(&mut raw, 2);
     assert_eq!(
         echomq::direct::thread_connections(),
         0,
         "no call took it yet"
     );
     client.close();
-    for _ in 0..100 {
-        if named(&mut raw) == 0 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert_eq!(named(&mut raw), 0, "closed with the client");
+    wait_for_connections(&mut raw, 0); // closed with the client
     let e = client.enqueue(Q, b"closed").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
     assert_eq!(echomq::direct::thread_connections(), 0);

@@ -32,6 +32,20 @@ pub fn connections_named(raw: &mut redis::Connection, name: &str) -> usize {
     list.lines().filter(|l| l.contains(&name)).count()
 }
 
+/// Wait (up to 5 s) until the server shows `n` connections named `name`;
+/// fails with the number it shows.
+pub fn wait_for_connections_named(raw: &mut redis::Connection, name: &str, n: usize) {
+    let mut shown = connections_named(raw, name);
+    for _ in 0..250 {
+        if shown == n {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        shown = connections_named(raw, name);
+    }
+    assert_eq!(shown, n, "connections named {name}");
+}
+
 /// Write a future major into the fence key and end every other connection
 /// (then give the clients a moment to see the end): the next call of any
 /// client must reconnect, re-fence and be refused.
