@@ -1,8 +1,17 @@
 //! The one tokio runtime per process that the blocking facade and every
 //! binding run on. Created lazily; after fork() the child builds a fresh one
 //! and leaks the inherited one (its threads do not exist in the child).
+//!
+//! Finding it takes no lock: every shared-path call asks for it, so a lock
+//! held by one of the parent's threads at the instant of a `fork()` would be
+//! held for ever in the child, and the child's first call would hang. Only
+//! building one (once per process) locks, and the child's build does not wait
+//! on a lock the parent held either.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
 
 use tokio::runtime::Runtime;
 
@@ -13,7 +22,14 @@ struct Owned {
     runtime: Arc<Runtime>,
 }
 
-static RUNTIME: Mutex<Option<Owned>> = Mutex::new(None);
+/// The runtime and the process it belongs to (a forked child's copy names
+/// the parent). Never dropped once replaced: see [`runtime`].
+static RUNTIME: ArcSwapOption<Owned> = ArcSwapOption::const_empty();
+
+/// The process one of whose threads is building the runtime, 0 when none:
+/// a child that finds its parent's pid here takes it over (that thread does
+/// not exist in the child and will never finish).
+static BUILDER: AtomicU32 = AtomicU32::new(0);
 
 /// The runtime's worker threads when `EMQ_RUNTIME_THREADS` is unset.
 pub const DEFAULT_THREADS: usize = 2;
@@ -73,19 +89,49 @@ pub async fn caught<T>(fut: impl std::future::Future<Output = Result<T>>) -> Res
 /// The process's runtime (worker threads: `EMQ_RUNTIME_THREADS`, default 2).
 pub fn runtime() -> Arc<Runtime> {
     let pid = std::process::id();
-    let mut slot = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
-    match slot.as_ref() {
-        Some(owned) if owned.pid == pid => owned.runtime.clone(),
-        _ => {
-            if let Some(inherited) = slot.take() {
-                std::mem::forget(inherited);
-            }
-            let runtime = build();
-            *slot = Some(Owned {
-                pid,
-                runtime: runtime.clone(),
-            });
-            runtime
+    loop {
+        if let Some(runtime) = current(pid) {
+            return runtime;
         }
+        let builder = BUILDER.load(Ordering::Acquire);
+        if builder == pid
+            || BUILDER
+                .compare_exchange(builder, pid, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            std::thread::yield_now(); // another thread of this process builds it
+            continue;
+        }
+        let _release = Release;
+        // Built by another thread between the first look and taking over.
+        if let Some(runtime) = current(pid) {
+            return runtime;
+        }
+        let runtime = build();
+        let inherited = RUNTIME.swap(Some(Arc::new(Owned {
+            pid,
+            runtime: runtime.clone(),
+        })));
+        // The parent's runtime: its threads do not exist here, and dropping
+        // it would wait for them.
+        std::mem::forget(inherited);
+        return runtime;
+    }
+}
+
+/// This process's runtime, if it has one yet.
+fn current(pid: u32) -> Option<Arc<Runtime>> {
+    let owned = RUNTIME.load();
+    Option::as_ref(&owned)
+        .filter(|o| o.pid == pid)
+        .map(|o| o.runtime.clone())
+}
+
+/// Frees [`BUILDER`] when the build ends, a panicking one included.
+struct Release;
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        BUILDER.store(0, Ordering::Release);
     }
 }
