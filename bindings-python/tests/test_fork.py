@@ -236,3 +236,35 @@ def test_children_close_inherited_clients_while_the_parents_runtime_is_busy(redi
         running.join(10)
     assert not running.is_alive()
     busy.close()
+
+
+def test_children_call_on_inherited_clients_while_the_parents_threads_are_mid_call(redis_url, queue):
+    # A child's first call on an inherited client reconnects. Nothing on that
+    # path may wait on a lock one of the parent's threads held at fork():
+    # the process runtime and the live connection are found without locks,
+    # and the reconnect lock is the child's own. So the forks happen while
+    # two threads keep calling on the very client the children inherit.
+    c = echomq.connect(redis_url, response_timeout_ms=5_000)
+    stop = threading.Event()
+
+    def call() -> None:
+        while not stop.is_set():
+            c.enqueue_many(queue, [b"load"] * 5)
+            c.counts(queue)
+
+    callers = [threading.Thread(target=call, daemon=True) for _ in range(2)]
+    for t in callers:
+        t.start()
+    try:
+        for _ in range(30):
+            def child() -> str:
+                return c.enqueue(queue + "-child", b"from the child").id
+
+            out = in_child(child, timeout=10.0)
+            assert out.startswith(("ok ", "emq ")), out
+    finally:
+        stop.set()
+        for t in callers:
+            t.join(10)
+    assert c.counts(queue + "-child").pending >= 1
+    c.close()

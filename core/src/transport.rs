@@ -19,7 +19,9 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::{ArcSwap, ArcSwapOption};
 use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
@@ -58,12 +60,17 @@ pub(crate) struct Transport {
     /// for the read-only probe's connection of its own.
     url: String,
     options: ConnectOptions,
-    live: RwLock<Option<Live>>,
+    /// The connection in use. Read on every call, so never behind a lock: a
+    /// lock one of the parent's threads held at `fork()` is never released
+    /// in the child, whose next reconnect would wait on it for ever.
+    live: ArcSwapOption<Live>,
     /// The process that created this transport: in a forked child, locks a
     /// parent's thread held at `fork()` are never released, so close and
     /// drop only try them there.
     pid: u32,
-    reconnect: tokio::sync::Mutex<()>,
+    /// One reconnect at a time, per process: a child that inherits the lock
+    /// from a parent caught mid-reconnect gets a fresh one ([`Self::reconnect_lock`]).
+    reconnect: ArcSwap<ReconnectLock>,
     generation: AtomicU64,
     closed: AtomicBool,
     /// Wakes what waits on [`Transport::closed`] (a parked worker's `BLPOP`).
@@ -79,15 +86,25 @@ pub(crate) struct Transport {
     companions: Mutex<Vec<std::sync::Weak<crate::direct::Slot>>>,
 }
 
+/// The reconnect lock of one process.
+struct ReconnectLock {
+    pid: u32,
+    lock: tokio::sync::Mutex<()>,
+}
+
+impl ReconnectLock {
+    fn new() -> Arc<Self> {
+        Arc::new(ReconnectLock {
+            pid: std::process::id(),
+            lock: tokio::sync::Mutex::new(()),
+        })
+    }
+}
+
 impl Drop for Transport {
     fn drop(&mut self) {
         self.close_companions();
-        let live = self
-            .live
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        release(live);
+        release(self.live.swap(None));
     }
 }
 
@@ -95,7 +112,7 @@ impl Drop for Transport {
 /// across `fork()`: dropping its last clone aborts its driver task on the
 /// parent's runtime, whose scheduler locks one of the parent's threads may
 /// have held at the fork, so the child would hang for ever. That one leaks.
-fn release(live: Option<Live>) {
+fn release(live: Option<Arc<Live>>) {
     if let Some(live) = live {
         if live.pid != std::process::id() {
             std::mem::forget(live);
@@ -118,9 +135,9 @@ impl Transport {
             target,
             url: url.to_string(),
             options,
-            live: RwLock::new(None),
+            live: ArcSwapOption::const_empty(),
             pid: std::process::id(),
-            reconnect: tokio::sync::Mutex::new(()),
+            reconnect: ArcSwap::new(ReconnectLock::new()),
             generation: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             closing: tokio::sync::Notify::new(),
@@ -227,15 +244,7 @@ impl Transport {
 
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        let live = if self.forked() {
-            // A forked child: the lock may be one a parent's thread held at
-            // the fork. When it is, the connection stays (nothing uses a
-            // closed transport) rather than the close hanging.
-            self.live.try_write().ok().and_then(|mut slot| slot.take())
-        } else {
-            self.live.write().unwrap_or_else(|p| p.into_inner()).take()
-        };
-        release(live);
+        release(self.live.swap(None));
         self.close_companions();
         self.closing.notify_waiters();
     }
@@ -297,27 +306,22 @@ impl Transport {
         }
         let pid = std::process::id();
         let usable = |l: &Live| l.pid == pid && !l.dead.load(Ordering::Acquire);
-        if let Some(live) = self.live.read().expect("live lock").as_ref() {
+        if let Some(live) = Option::as_ref(&self.live.load()) {
             if usable(live) && !self.refence.load(Ordering::Acquire) {
-                return Ok(live.clone());
+                return Ok(Live::clone(live));
             }
         }
-        let _one_at_a_time = self.reconnect.lock().await;
-        let existing = {
-            let mut slot = self.live.write().expect("live lock");
-            match slot.take() {
-                Some(live) if usable(&live) => {
-                    *slot = Some(live.clone());
-                    Some(live)
-                }
-                // Inherited across fork(): its driver task and socket belong to
-                // the parent. Leak it rather than close or write to it.
-                Some(live) if live.pid != pid => {
-                    std::mem::forget(live);
-                    None
-                }
-                _ => None,
+        let reconnect = self.reconnect_lock();
+        let _one_at_a_time = reconnect.lock.lock().await;
+        let existing = match Option::as_ref(&self.live.load()) {
+            Some(live) if usable(live) => Some(Live::clone(live)),
+            // Inherited across fork(): its driver task and socket belong to
+            // the parent. Leak it rather than close or write to it.
+            Some(live) if live.pid != pid => {
+                release(self.live.swap(None));
+                None
             }
+            _ => None,
         };
         if let Some(live) = existing {
             if self.refence.swap(false, Ordering::AcqRel) {
@@ -350,7 +354,7 @@ impl Transport {
         if self.is_closed() {
             return Err(Self::closed_error());
         }
-        *self.live.write().expect("live lock") = Some(live.clone());
+        release(self.live.swap(Some(Arc::new(live.clone()))));
         Ok(live)
     }
 
@@ -431,10 +435,29 @@ impl Transport {
 
     /// Forget a connection that failed, unless a newer one already replaced it.
     fn invalidate(&self, generation: u64) {
-        let mut slot = self.live.write().expect("live lock");
-        if slot.as_ref().is_some_and(|l| l.generation == generation) {
-            slot.take();
+        let current = self.live.load();
+        if Option::as_ref(&current).is_some_and(|l| l.generation == generation) {
+            // Only if it is still the one: a reconnect may have replaced it.
+            let _ = self.live.compare_and_swap(&*current, None);
         }
+    }
+
+    /// This process's reconnect lock. A forked child's first reconnect
+    /// replaces the parent's, which one of the parent's threads may hold
+    /// for ever there (it is leaked, never dropped, like the parent's
+    /// connection).
+    fn reconnect_lock(&self) -> Arc<ReconnectLock> {
+        let pid = std::process::id();
+        let current = self.reconnect.load_full();
+        if current.pid == pid {
+            return current;
+        }
+        let fresh = ReconnectLock::new();
+        let previous = self.reconnect.compare_and_swap(&current, fresh);
+        if Arc::ptr_eq(&*previous, &current) {
+            std::mem::forget(current); // the parent's: see above
+        }
+        self.reconnect.load_full()
     }
 
     /// One attempt: get the connection, run `op` on it within `limit`.
