@@ -20,10 +20,9 @@
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
-use arc_swap::{ArcSwap, ArcSwapOption};
 use std::time::{Duration, Instant};
 
+use arc_swap::{ArcSwap, ArcSwapOption};
 use redis::aio::MultiplexedConnection;
 use redis::Value;
 
