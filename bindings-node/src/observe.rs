@@ -138,13 +138,11 @@ impl NativeWorker {
             .weak::<true>()
             .build()?;
         self.inner
-            .on_event(move |e| {
-                if names.iter().any(|n| n == e.name()) {
-                    tsfn.call(
-                        WorkerEventJs::from(e),
-                        ThreadsafeFunctionCallMode::NonBlocking,
-                    );
-                }
+            .on_events(names, move |e| {
+                tsfn.call(
+                    WorkerEventJs::from(e),
+                    ThreadsafeFunctionCallMode::NonBlocking,
+                );
             })
             .map_err(|e| to_js(env, &e))
     }

@@ -68,6 +68,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.py()
         .import("os")?
         .call_method("register_at_fork", (), Some(&kwargs))?;
+    // A tuple: the one list of names, the core's, read-only as Python sees it.
+    m.add(
+        "WORKER_EVENTS",
+        pyo3::types::PyTuple::new(m.py(), echomq::WorkerEvent::NAMES)?,
+    )?;
     m.add("PROTOCOL_VERSION", echomq::PROTOCOL_VERSION)?;
     m.add("DEFAULT_MAX_PAYLOAD", echomq::DEFAULT_MAX_PAYLOAD)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -101,13 +101,18 @@ impl From<&CoreEvent> for WorkerEvent {
     }
 }
 
-/// Route a worker's events to `dispatch(event)`, called on a thread of its
-/// own (the worker's tasks only queue the event, never wait for Python).
-/// The thread ends when the worker is dropped.
-pub fn forward_worker_events(worker: &echomq::Worker, dispatch: Py<PyAny>) -> PyResult<()> {
+/// Route a worker's events named in `names` to `dispatch(event)`, called on a
+/// thread of its own (the worker's tasks only queue the event, never wait for
+/// Python). The others never reach that thread or the interpreter. The thread
+/// ends when the worker is dropped.
+pub fn forward_worker_events(
+    worker: &echomq::Worker,
+    names: Vec<String>,
+    dispatch: Py<PyAny>,
+) -> PyResult<()> {
     let (tx, rx) = mpsc::channel::<CoreEvent>();
     worker
-        .on_event(move |e| drop(tx.send(e.clone())))
+        .on_events(names, move |e| drop(tx.send(e.clone())))
         .map_err(err)?;
     std::thread::Builder::new()
         .name("echomq-events".into())
@@ -404,8 +409,9 @@ impl NativeAsyncClient {
 
 #[pymethods]
 impl crate::worker::NativeWorker {
-    /// Send this worker's events to `dispatch(event)` (see `_worker.py`).
-    fn forward_events(&self, dispatch: Py<PyAny>) -> PyResult<()> {
-        forward_worker_events(&self.worker, dispatch)
+    /// Send this worker's events named in `names` to `dispatch(event)` (see
+    /// `_worker.py`); an unknown name is a `ValueError`.
+    fn forward_events(&self, names: Vec<String>, dispatch: Py<PyAny>) -> PyResult<()> {
+        forward_worker_events(&self.worker, names, dispatch)
     }
 }

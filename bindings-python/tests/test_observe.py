@@ -148,6 +148,32 @@ def test_worker_events_asyncio_run_on_the_loop(redis_url, raw, queue) -> None:  
     assert threads == {threading.get_ident()}, "listeners run on the loop's thread"
 
 
+def test_events_nobody_listens_to_never_reach_python(client, raw, queue) -> None:  # type: ignore[no-untyped-def]
+    # Only `failed` and `dead` are listened to: the `active`/`completed` of
+    # every job stay in the core (no GIL taken for them), so a listener for
+    # failures costs nothing per success.
+    crossed: List[str] = []
+
+    class Counting(echomq.Worker):
+        def _dispatch(self, event: echomq.WorkerEvent) -> None:
+            crossed.append(event.name)
+            super()._dispatch(event)
+
+    failures: List[echomq.WorkerEvent] = []
+    ids = _enqueue_lifecycle(client, queue)
+    worker = Counting(client, queue, _lifecycle_handler(raw, queue),
+                      events={"failed": failures.append, "dead": failures.append}, **FAST)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    s = worker.stats
+    _until(lambda: s().completed >= 2 and s().dead >= 1, "settled")
+    _until(lambda: len(crossed) >= 3, "the failed, failed and dead events")
+    worker.stop()
+    thread.join(30)
+    assert sorted(crossed) == ["dead", "failed", "failed"], crossed
+    assert [e.id for e in failures if e.name == "dead"] == [ids["doomed"]]
+
+
 def test_unknown_event_names_are_refused(client, queue) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError):
         echomq.Worker(client, queue, lambda job: None, events={"finished": print})

@@ -306,6 +306,70 @@ async fn worker_events_for_complete_retry_dead_and_lease_lost() {
     ));
 }
 
+/// `on_events` hands over the named events only: a binding's listener for
+/// `failed` never sees the `active`/`completed` of every job.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_events_delivers_only_the_named_events() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    client.enqueue(Q, b"ok").await.unwrap();
+    let doomed = client.enqueue(Q, b"doomed").await.unwrap().id;
+    let worker = Worker::new(client.clone(), Q, fast(), |job| async move {
+        match job.payload.as_slice() {
+            b"doomed" => Err(HandlerError::fatal("never")),
+            _ => Ok(()),
+        }
+    })
+    .unwrap();
+
+    let unknown = worker
+        .on_events(["completed", "finished"], |_| {})
+        .unwrap_err();
+    assert_eq!(unknown.kind(), echomq::ErrorKind::InvalidArgument);
+    assert!(unknown.to_string().contains("\"finished\""), "{unknown}");
+
+    let events: Arc<Mutex<Vec<WorkerEvent>>> = Arc::default();
+    let sink = events.clone();
+    worker
+        .on_events(["failed", "dead", "closed"], move |e| {
+            sink.lock().unwrap().push(e.clone())
+        })
+        .unwrap();
+    assert!(
+        worker.on_events(["active"], |_| {}).is_err(),
+        "one listener per worker"
+    );
+    let run = {
+        let w = worker.clone();
+        tokio::spawn(async move { w.run().await })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while worker.stats().completed < 1 || worker.stats().dead < 1 {
+        assert!(Instant::now() < deadline, "stats {:?}", worker.stats());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    worker.stop();
+    run.await.unwrap().unwrap();
+
+    let names: Vec<&str> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .map(WorkerEvent::name)
+        .collect();
+    assert_eq!(
+        names,
+        ["failed", "dead", "closed"],
+        "{:?}",
+        events.lock().unwrap()
+    );
+    let events = events.lock().unwrap().clone();
+    assert!(
+        matches!(&events[0], WorkerEvent::Failed { id, retry_in_ms: None, .. } if *id == doomed)
+    );
+    assert!(matches!(&events[1], WorkerEvent::Dead { id, .. } if *id == doomed));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_reap_pump_reports_stalled_jobs_and_claim_failures_are_error_events() {
     let mut server = Server::start();

@@ -18,6 +18,7 @@ _BrowseSet = Literal["pending", "dead", "schedule", "scheduled", "active"]
 _Outcome = Literal["scheduled", "dead"]
 
 PROTOCOL_VERSION: str
+WORKER_EVENTS: Tuple[str, ...]
 DEFAULT_MAX_PAYLOAD: int
 __version__: str
 
@@ -479,7 +480,7 @@ class NativeWorker:
     def stop(self) -> None: ...
     def is_stopping(self) -> bool: ...
     def stats(self) -> WorkerStats: ...
-    def forward_events(self, dispatch: Callable[[WorkerEvent], None]) -> None: ...
+    def forward_events(self, names: List[str], dispatch: Callable[[WorkerEvent], None]) -> None: ...
 
 @final
 class WorkerEvent:

@@ -24,24 +24,13 @@ from typing import Awaitable, Callable, List, Literal, Optional, Sequence, Type,
 from . import _native
 from ._aio import AsyncClient
 from ._errors import EchoMQError
-from ._native import Client, Job, WorkerEvent, WorkerStats
+from ._native import WORKER_EVENTS, Client, Job, WorkerEvent, WorkerStats
 from ._queue import Duration
 
 __all__ = ["Worker", "Handler", "WORKER_EVENTS"]
 
-WORKER_EVENTS = (
-    "active",
-    "completed",
-    "failed",
-    "dead",
-    "lease_lost",
-    "stalled",
-    "error",
-    "drained",
-    "closed",
-)
-"""The worker events; ``events=`` objects define ``on_<name>(event)`` for
-those they want (``on_completed``, ``on_failed``, ...)."""
+# WORKER_EVENTS (the core's list of names): ``events=`` objects define
+# ``on_<name>(event)`` for those they want (``on_completed``, ``on_failed``, ...).
 
 _log = logging.getLogger("echomq.worker")
 
@@ -139,7 +128,9 @@ class Worker:
                 if method is not None:
                     method(event)
 
-            self._native.forward_events(forward)
+            # Only the events listened to leave the core: the others never
+            # take the GIL (a listener for `failed` costs nothing per success).
+            self._native.forward_events(list(listeners), forward)
 
     def __repr__(self) -> str:
         return f"<echomq.Worker queue={self.queue!r} {self.stats()!r}>"

@@ -83,18 +83,36 @@ pub enum WorkerEvent {
 }
 
 impl WorkerEvent {
+    /// Every event's name, in the order the docs list them ([`WorkerEvent::name`]).
+    pub const NAMES: [&'static str; 9] = [
+        "active",
+        "completed",
+        "failed",
+        "dead",
+        "lease_lost",
+        "stalled",
+        "error",
+        "drained",
+        "closed",
+    ];
+
     /// The event's name, as Node's EventEmitter and Python's callbacks use it.
     pub fn name(&self) -> &'static str {
+        Self::NAMES[self.index()]
+    }
+
+    /// The event's position in [`WorkerEvent::NAMES`].
+    pub(crate) fn index(&self) -> usize {
         match self {
-            WorkerEvent::Active { .. } => "active",
-            WorkerEvent::Completed { .. } => "completed",
-            WorkerEvent::Failed { .. } => "failed",
-            WorkerEvent::Dead { .. } => "dead",
-            WorkerEvent::LeaseLost { .. } => "lease_lost",
-            WorkerEvent::Stalled { .. } => "stalled",
-            WorkerEvent::Error { .. } => "error",
-            WorkerEvent::Drained => "drained",
-            WorkerEvent::Closed => "closed",
+            WorkerEvent::Active { .. } => 0,
+            WorkerEvent::Completed { .. } => 1,
+            WorkerEvent::Failed { .. } => 2,
+            WorkerEvent::Dead { .. } => 3,
+            WorkerEvent::LeaseLost { .. } => 4,
+            WorkerEvent::Stalled { .. } => 5,
+            WorkerEvent::Error { .. } => 6,
+            WorkerEvent::Drained => 7,
+            WorkerEvent::Closed => 8,
         }
     }
 

@@ -507,6 +507,36 @@ impl Worker {
             .map_err(|_| Error::invalid_argument("this worker already has an event listener"))
     }
 
+    /// [`Worker::on_event`] for the events named in `names` only (from
+    /// [`WorkerEvent::NAMES`]); the others are never handed to `listener`.
+    /// This is how a binding keeps an event nobody listens to on its own
+    /// side of the language boundary: no thread hand-off, no interpreter
+    /// entry. An unknown name is an *invalid argument* error, as is a second
+    /// listener.
+    pub fn on_events<S: AsRef<str>>(
+        &self,
+        names: impl IntoIterator<Item = S>,
+        listener: impl Fn(&WorkerEvent) + Send + Sync + 'static,
+    ) -> Result<()> {
+        // A bit per position in NAMES: the filter is one AND per event.
+        let mut wanted: u16 = 0;
+        for name in names {
+            let name = name.as_ref();
+            let Some(bit) = WorkerEvent::NAMES.iter().position(|n| *n == name) else {
+                return Err(Error::invalid_argument(format!(
+                    "unknown worker event {name:?}: expected one of {}",
+                    WorkerEvent::NAMES.join(", ")
+                )));
+            };
+            wanted |= 1 << bit;
+        }
+        self.on_event(move |event| {
+            if wanted & (1 << event.index()) != 0 {
+                listener(event);
+            }
+        })
+    }
+
     /// The options it runs with.
     pub fn options(&self) -> &WorkerOptions {
         &self.shared.options
