@@ -4,7 +4,11 @@ subscriber attached (so every event is really published). Besides client-side th
 (noisy on a shared 2-core VM) it reports the steadier server-side figures from
 `INFO commandstats` over the process phase: script calls per job and script time per job,
 and the server's whole CPU time per job from `INFO cpu` (which includes the `PUBLISH`es'
-delivery to the subscriber, not only script time).
+delivery to the subscriber, not only script time). Beside it, the CPU per job of the two
+other processes sharing this host's cores: the worker's (this process, every thread) and
+the subscriber's, so a drop in throughput can be told apart into the server's delivery
+(what one message per transition costs wherever the subscriber runs) and the client-side
+work that competes for the same two cores here.
 
 The subscriber is a separate process, subscribed before the jobs are enqueued (so no client
 has seen the channel unheard, decision 12.10, and every event of every job is delivered)
@@ -73,6 +77,15 @@ def subscribe():
     return proc
 
 
+def run_seconds(proc):
+    """A single-threaded process's CPU time so far, in seconds (the scheduler's own
+    nanosecond count, not clock ticks); 0 without a process."""
+    if proc is None:
+        return 0.0
+    with open(f"/proc/{proc.pid}/schedstat") as f:
+        return int(f.read().split()[0]) / 1e9
+
+
 def unsubscribe(proc):
     """Stops the subscriber once the server has sent it everything; the messages it read."""
     for _ in range(100):  # the server's output buffer for it drains
@@ -102,6 +115,7 @@ try:
             th = threading.Thread(target=w.run)
             raw.config_resetstat()
             cpu0 = server_cpu()
+            worker0, sub0 = time.process_time(), run_seconds(sub)
             t = time.perf_counter()
             th.start()
             while c.counts("bench").completed < N:
@@ -109,6 +123,8 @@ try:
             proc = N / (time.perf_counter() - t)
             stats = raw.info("commandstats")
             cpu = (server_cpu() - cpu0) * 1e6 / N
+            worker_cpu = (time.process_time() - worker0) * 1e6 / N
+            sub_cpu = (run_seconds(sub) - sub0) * 1e6 / N
             w.stop(); th.join()
             scripts = [v for k, v in stats.items() if k in ("cmdstat_evalsha", "cmdstat_eval")]
             calls = sum(v["calls"] for v in scripts) / N
@@ -116,10 +132,12 @@ try:
             if sub is not None:
                 heard = unsubscribe(sub)
             c.close()
-            rows.setdefault(variant, []).append((proc, calls, usec, cpu))
+            rows.setdefault(variant, []).append((proc, calls, usec, cpu, worker_cpu, sub_cpu))
             print(f"round {rnd} {variant}: process {proc:,.0f}/s, {calls:.3f} script calls/job, "
-                  f"{usec:.2f} us script time/job, {cpu:.2f} us server CPU/job"
-                  + (f", {heard} messages heard" if sub else ""), flush=True)
+                  f"{usec:.2f} us script time/job, {cpu:.2f} us server CPU/job, "
+                  f"{worker_cpu:.2f} us worker CPU/job"
+                  + (f", {sub_cpu:.2f} us subscriber CPU/job, {heard} messages heard" if sub else ""),
+                  flush=True)
 finally:
     srv.terminate()
 
@@ -127,13 +145,14 @@ print()
 print(f"handler_batch {args.handler_batch}, N = {N}, {args.rounds} rounds")
 print()
 print("| variant | process /s (median) | ÷ events off | script calls / job | server script µs / job "
-      "| server CPU µs / job |")
-print("|---|---:|---:|---:|---:|---:|")
+      "| server CPU µs / job | worker CPU µs / job | subscriber CPU µs / job |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
 off = statistics.median(x[0] for x in rows["events off"])
 for variant, r in rows.items():
     proc = statistics.median(x[0] for x in r)
     print(f"| {variant} | {proc:,.0f} | {proc / off:.2f} × | {statistics.median(x[1] for x in r):.3f} | "
-          f"{statistics.median(x[2] for x in r):.2f} | {statistics.median(x[3] for x in r):.2f} |")
+          f"{statistics.median(x[2] for x in r):.2f} | {statistics.median(x[3] for x in r):.2f} | "
+          f"{statistics.median(x[4] for x in r):.2f} | {statistics.median(x[5] for x in r):.2f} |")
 print()
 print("Per-round ratios to the same round's events off (the median of those is steadier than")
 print("a ratio of medians when the host drifts between rounds):")

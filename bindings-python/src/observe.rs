@@ -101,10 +101,11 @@ impl From<&CoreEvent> for WorkerEvent {
     }
 }
 
-/// Route a worker's events named in `names` to `dispatch(event)`, called on a
-/// thread of its own (the worker's tasks only queue the event, never wait for
-/// Python). The others never reach that thread or the interpreter. The thread
-/// ends when the worker is dropped.
+/// Route a worker's events named in `names` to `dispatch(events)`, called on
+/// a thread of its own with a list of whatever has queued up (the worker's
+/// tasks only queue the event, never wait for Python): one interpreter entry
+/// and one Python call per burst, not per event. The other events never reach
+/// that thread or the interpreter. The thread ends when the worker is dropped.
 pub fn forward_worker_events(
     worker: &echomq::Worker,
     names: Vec<String>,
@@ -117,16 +118,16 @@ pub fn forward_worker_events(
     std::thread::Builder::new()
         .name("echomq-events".into())
         .spawn(move || {
-            // One interpreter entry for whatever has queued up, not one per event.
             while let Ok(first) = rx.recv() {
                 let mut events = vec![first];
                 events.extend(rx.try_iter());
                 let delivered = crate::interp::attach(|py| {
-                    for event in &events {
-                        if let Err(e) = dispatch.call1(py, (WorkerEvent::from(event),)) {
-                            // `_dispatch` logs listener errors itself; this is a bug there.
-                            e.print(py);
-                        }
+                    let batch = events.iter().map(WorkerEvent::from);
+                    let called = pyo3::types::PyList::new(py, batch)
+                        .and_then(|list| dispatch.call1(py, (list,)));
+                    if let Err(e) = called {
+                        // `_dispatch` logs listener errors itself; this is a bug there.
+                        e.print(py);
                     }
                 });
                 if delivered.is_none() {
@@ -409,8 +410,8 @@ impl NativeAsyncClient {
 
 #[pymethods]
 impl crate::worker::NativeWorker {
-    /// Send this worker's events named in `names` to `dispatch(event)` (see
-    /// `_worker.py`); an unknown name is a `ValueError`.
+    /// Send this worker's events named in `names` to `dispatch(events)`, a
+    /// list per burst (see `_worker.py`); an unknown name is a `ValueError`.
     fn forward_events(&self, names: Vec<String>, dispatch: Py<PyAny>) -> PyResult<()> {
         forward_worker_events(&self.worker, names, dispatch)
     }

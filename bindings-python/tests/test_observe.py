@@ -155,9 +155,9 @@ def test_events_nobody_listens_to_never_reach_python(client, raw, queue) -> None
     crossed: List[str] = []
 
     class Counting(echomq.Worker):
-        def _dispatch(self, event: echomq.WorkerEvent) -> None:
-            crossed.append(event.name)
-            super()._dispatch(event)
+        def _dispatch(self, events: List[echomq.WorkerEvent]) -> None:
+            crossed.extend(event.name for event in events)
+            super()._dispatch(events)
 
     failures: List[echomq.WorkerEvent] = []
     ids = _enqueue_lifecycle(client, queue)

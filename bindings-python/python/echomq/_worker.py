@@ -123,10 +123,10 @@ class Worker:
             # A weak reference: the event thread must not keep this worker alive.
             dispatch = weakref.WeakMethod(self._dispatch)
 
-            def forward(event: WorkerEvent) -> None:
+            def forward(events: List[WorkerEvent]) -> None:
                 method = dispatch()
                 if method is not None:
-                    method(event)
+                    method(events)
 
             # Only the events listened to leave the core: the others never
             # take the GIL (a listener for `failed` costs nothing per success).
@@ -167,26 +167,30 @@ class Worker:
     def queue(self) -> str:
         return self._native.queue
 
-    def _dispatch(self, event: WorkerEvent) -> None:
-        # On the worker's event thread. Under ``run_async`` the listener runs
-        # on that loop (like everything else there); otherwise right here.
+    def _dispatch(self, events: List[WorkerEvent]) -> None:
+        # On the worker's event thread, with the events that queued up since
+        # the last call. Under ``run_async`` the listeners run on that loop
+        # (like everything else there: one wake-up for the lot); otherwise
+        # right here.
         loop = self._events_loop
         if loop is not None and not loop.is_closed():
             try:
-                loop.call_soon_threadsafe(self._deliver, event)
+                loop.call_soon_threadsafe(self._deliver, events)
                 return
             except RuntimeError:  # the loop closed meanwhile
                 pass
-        self._deliver(event)
+        self._deliver(events)
 
-    def _deliver(self, event: WorkerEvent) -> None:
-        listener = self._listeners.get(event.name)
-        if listener is None:
-            return
-        try:
-            listener(event)
-        except Exception:  # a listener's bug must not stop the worker
-            _log.exception("echomq worker: the %s listener raised", event.name)
+    def _deliver(self, events: List[WorkerEvent]) -> None:
+        listeners = self._listeners
+        for event in events:
+            listener = listeners.get(event.name)
+            if listener is None:
+                continue
+            try:
+                listener(event)
+            except Exception:  # a listener's bug must not stop the worker
+                _log.exception("echomq worker: the %s listener raised", event.name)
 
     def _call_async_batch(self, jobs: List[Job]) -> List[object]:
         # On a core blocking thread: run the batch's coroutines together on
