@@ -742,6 +742,33 @@ fn drain_pause_resume_and_enqueue() {
 }
 
 #[test]
+fn pause_resume_and_enqueue_publish_their_queue_events_before_exiting() {
+    let server = Server::start();
+    let url = server.url();
+    let mut conn = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let mut events = conn.as_pubsub();
+    events.subscribe(format!("emq:{{{Q}}}:events")).unwrap();
+    events
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut next = || {
+        let payload: String = events.get_message().unwrap().get_payload().unwrap();
+        let v: Value = serde_json::from_str(&payload).unwrap();
+        v["event"].as_str().unwrap().to_string()
+    };
+    // Each process exits right after its change: its event must be out first.
+    assert_eq!(run(&url, &["pause", Q]).0, 0);
+    assert_eq!(next(), "paused");
+    assert_eq!(run(&url, &["resume", Q]).0, 0);
+    assert_eq!(next(), "resumed");
+    assert_eq!(run(&url, &["enqueue", Q, "hello"]).0, 0);
+    assert_eq!(next(), "added");
+}
+
+#[test]
 fn drain_of_more_than_one_batch() {
     let server = Server::start();
     let url = server.url();

@@ -61,9 +61,13 @@ impl Client {
         self.inner.bundle_mismatches()
     }
 
-    /// Blocking [`Client::close`](crate::Client::close).
+    /// [`Client::close`](crate::Client::close), then wait until
+    /// [`Client::closed`](crate::Client::closed): the queue events of calls
+    /// that answered before it are published (at most
+    /// [`CLOSE_FLUSH`](crate::CLOSE_FLUSH)).
     pub fn close(&self) {
-        self.inner.close()
+        self.inner.close();
+        wait(self.inner.closed());
     }
 
     /// Blocking [`Client::enqueue`](crate::Client::enqueue).

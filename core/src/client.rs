@@ -197,8 +197,23 @@ impl Client {
     }
 
     /// Close the connection; later calls fail with [`ErrorKind::Closed`].
+    /// Never waits: queue events from calls that answered before it are
+    /// still published, on the connection that was open, for at most
+    /// [`CLOSE_FLUSH`](crate::CLOSE_FLUSH); await
+    /// [`Client::closed`] before the process exits so they are not lost.
     pub fn close(&self) {
+        // Handed over before the transport refuses calls, so the publisher
+        // never finds it closed without the connection to finish on.
+        self.events.close(self.transport.last_connection());
         self.transport.close();
+    }
+
+    /// Ready once [`Client::close`] (on this client or a clone) has finished:
+    /// the events queued before it are published, or `CLOSE_FLUSH` passed.
+    /// Waits for a close that has not happened yet.
+    pub async fn closed(&self) {
+        self.transport.closed().await;
+        self.events.closed().await;
     }
 
     /// Does this client send wake hints (and may a worker of it park on the

@@ -72,7 +72,7 @@ pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};
 pub use queue::Queue;
 pub use queue_events::{
     events_channel, BlockingSubscription, QueueEvent, Settled, Subscription, SubscriptionCloser,
-    LISTENER_RECHECK,
+    CLOSE_FLUSH, LISTENER_RECHECK,
 };
 pub use repeat::{repeat_job_id, Repeat, RepeatOptions};
 pub use stall::Reaped;

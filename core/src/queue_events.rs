@@ -11,26 +11,29 @@
 //!
 //! Publishing never adds a round trip to a verb: the client hands messages to
 //! one background task per client, which sends whatever has queued up as one
-//! pipeline of `PUBLISH`es, in the order the verbs answered.
+//! pipeline of `PUBLISH`es, in the order the verbs answered. Closing the
+//! client lets that task send what is still queued, on the connection that
+//! was live, for at most [`CLOSE_FLUSH`]; [`Client::closed`] waits for it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::client::Client;
+use crate::conn::Conn;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
 use crate::keys::{self, QueueKeys};
 use crate::scripts;
-use crate::transport::Transport;
+use crate::transport::{self, Transport};
 
 /// The pub/sub channel of a queue's events: `emq:{q}:events`.
 pub fn events_channel(queue: &str) -> Result<String> {
@@ -149,14 +152,91 @@ fn recently_unheard(unheard: &Unheard, base: &str) -> bool {
         if at.elapsed() < LISTENER_RECHECK && seen == SUBSCRIPTIONS.load(Ordering::Acquire))
 }
 
+/// How long, after [`Client::close`], the events queued before it may take
+/// to go out before the rest are dropped (docs/PROTOCOL-DECISIONS.md 12.4).
+pub const CLOSE_FLUSH: Duration = Duration::from_secs(1);
+
 /// One client's publisher: a channel to a background task that owns the
 /// sending. Started lazily on the calling runtime, and again in a forked
 /// child (the parent's task does not exist there).
 pub(crate) struct Publisher {
     enabled: bool,
     transport: Arc<Transport>,
-    sender: Mutex<Option<(u32, mpsc::Sender<Message>)>>,
+    task: Mutex<Task>,
     unheard: Unheard,
+}
+
+/// The publisher task's state, as the verbs see it.
+enum Task {
+    /// Not started yet.
+    Idle,
+    /// Started by process `pid` (a forked child starts its own).
+    Running {
+        pid: u32,
+        tx: mpsc::Sender<Message>,
+        drain: Arc<Drain>,
+    },
+    /// The client closed: nothing more is queued; the task, if it ran in
+    /// this process, is sending what it holds.
+    Closed(Option<Arc<Drain>>),
+}
+
+/// What closing hands the task: the connection its last messages go out on
+/// and until when; and what the task tells [`Client::closed`] when it is done.
+#[derive(Default)]
+struct Drain {
+    last: Mutex<Option<Conn>>,
+    deadline: OnceLock<Instant>,
+    done: AtomicBool,
+    finished: Notify,
+}
+
+impl Drain {
+    /// Closing: `last` carries what is queued, until [`CLOSE_FLUSH`] from now.
+    fn arm(&self, last: Option<Conn>) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = last;
+        let _ = self.deadline.set(Instant::now() + CLOSE_FLUSH);
+    }
+
+    fn expired(&self) -> bool {
+        self.deadline.get().is_some_and(|d| Instant::now() >= *d)
+    }
+
+    /// One `publish` call on the connection closing left, within the deadline.
+    async fn send_last(&self, meta: &str, args: &[&[u8]]) -> Result<redis::Value> {
+        let closed = || Error::new(ErrorKind::Closed, "client is closed");
+        let conn = self.last.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let (Some(conn), Some(deadline)) = (conn, self.deadline.get()) else {
+            return Err(closed());
+        };
+        let keys = [meta];
+        let call = transport::script_on(conn, &scripts::PUBLISH, &keys, args);
+        tokio::time::timeout_at(*deadline, call)
+            .await
+            .unwrap_or_else(|_| Err(Error::new(ErrorKind::Timeout, "close's flush ran out")))
+    }
+
+    /// The task ended: release the connection and wake who waits.
+    fn finish(&self) {
+        drop(self.last.lock().unwrap_or_else(|p| p.into_inner()).take());
+        self.done.store(true, Ordering::Release);
+        self.finished.notify_waiters();
+    }
+
+    /// Ready once the task ended or the deadline passed.
+    async fn finished(&self) {
+        let notified = self.finished.notified();
+        tokio::pin!(notified);
+        // Registered before the check, so a finish in between still wakes it.
+        notified.as_mut().enable();
+        if self.done.load(Ordering::Acquire) {
+            return;
+        }
+        match self.deadline.get() {
+            Some(deadline) => drop(tokio::time::timeout_at(*deadline, notified).await),
+            None => notified.await,
+        }
+    }
 }
 
 /// The messages of one verb's answer, sent together.
@@ -186,7 +266,7 @@ impl Publisher {
         Publisher {
             enabled,
             transport,
-            sender: Mutex::new(None),
+            task: Mutex::new(Task::Idle),
             unheard: Unheard::default(),
         }
     }
@@ -203,41 +283,91 @@ impl Publisher {
     }
 
     fn enqueue(&self, messages: Vec<Message>) {
-        let mut slot = self.sender.lock().unwrap_or_else(|p| p.into_inner());
+        let mut task = self.task.lock().unwrap_or_else(|p| p.into_inner());
         let pid = std::process::id();
-        let live = matches!(&*slot, Some((owner, tx)) if *owner == pid && !tx.is_closed());
-        if !live {
-            let (tx, rx) = mpsc::channel(PUBLISH_BUFFER);
-            let task = publish_loop(self.transport.clone(), self.unheard.clone(), rx);
-            // Inside a direct call the current runtime is the caller's
-            // thread's, which runs only during calls: not a home for a task.
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) if !crate::direct::active() => drop(handle.spawn(task)),
-                _ => drop(crate::runtime::runtime().spawn(task)),
+        let tx = match &*task {
+            Task::Running { pid: owner, tx, .. } if *owner == pid && !tx.is_closed() => tx.clone(),
+            // A verb that raced close(): its events are not sent.
+            Task::Closed(_) => return,
+            _ => {
+                let (tx, rx) = mpsc::channel(PUBLISH_BUFFER);
+                let drain = Arc::new(Drain::default());
+                let loop_ = publish_loop(
+                    self.transport.clone(),
+                    self.unheard.clone(),
+                    rx,
+                    drain.clone(),
+                );
+                // Inside a direct call the current runtime is the caller's
+                // thread's, which runs only during calls: not a home for a task.
+                match tokio::runtime::Handle::try_current() {
+                    Ok(handle) if !crate::direct::active() => drop(handle.spawn(loop_)),
+                    _ => drop(crate::runtime::runtime().spawn(loop_)),
+                }
+                *task = Task::Running {
+                    pid,
+                    tx: tx.clone(),
+                    drain,
+                };
+                tx
             }
-            *slot = Some((pid, tx));
-        }
-        let (_, tx) = slot.as_ref().expect("publisher started above");
+        };
         let mut dropped = 0;
         for message in messages {
             dropped += usize::from(tx.try_send(message).is_err());
         }
-        drop(slot);
+        drop(task);
         if dropped > 0 {
             log::debug!("echomq: event buffer full; {dropped} events dropped");
+        }
+    }
+
+    /// The client is closing: queue nothing more, and let this process's
+    /// task send what it holds on `last` (the connection that was live) for
+    /// at most [`CLOSE_FLUSH`].
+    pub(crate) fn close(&self, last: Option<Conn>) {
+        let mut task = self.task.lock().unwrap_or_else(|p| p.into_inner());
+        let drain = match std::mem::replace(&mut *task, Task::Closed(None)) {
+            Task::Running { pid, tx, drain } if pid == std::process::id() && !tx.is_closed() => {
+                drain.arm(last);
+                drop(tx); // the task ends once it has sent what is queued
+                Some(drain)
+            }
+            Task::Closed(drain) => drain,
+            _ => None,
+        };
+        *task = Task::Closed(drain);
+    }
+
+    /// Ready once the task started before close has sent what it held, or
+    /// [`CLOSE_FLUSH`] after close; at once if there was nothing to send.
+    pub(crate) async fn closed(&self) {
+        let drain = match &*self.task.lock().unwrap_or_else(|p| p.into_inner()) {
+            Task::Closed(drain) => drain.clone(),
+            _ => None,
+        };
+        if let Some(drain) = drain {
+            drain.finished().await;
         }
     }
 }
 
 /// Send whatever has queued up, one `publish` script call per queue (in
-/// order within each queue), until every sender is gone.
+/// order within each queue), until every sender is gone; after close, on the
+/// connection close left, until [`CLOSE_FLUSH`] has passed.
 async fn publish_loop(
     transport: Arc<Transport>,
     unheard: Unheard,
     mut rx: mpsc::Receiver<Message>,
+    drain: Arc<Drain>,
 ) {
     let mut batch: Vec<Message> = Vec::with_capacity(64);
     while rx.recv_many(&mut batch, PUBLISH_BATCH).await > 0 {
+        if drain.expired() {
+            log::debug!("echomq: client closed; {} events dropped", batch.len());
+            batch.clear();
+            continue;
+        }
         let mut queues: Vec<(Arc<str>, Vec<Vec<u8>>)> = Vec::new();
         for (base, json) in batch.drain(..) {
             match queues.iter_mut().find(|(b, _)| *b == base) {
@@ -255,7 +385,7 @@ async fn publish_loop(
             }
             let meta = format!("{base}meta");
             let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-            match transport.script(&scripts::PUBLISH, &[&meta], &args).await {
+            match publish(&transport, &drain, &meta, &args).await {
                 Ok(redis::Value::Int(0)) => {
                     let mut map = unheard.lock().unwrap_or_else(|p| p.into_inner());
                     map.insert(base, (Instant::now(), subscriptions));
@@ -264,15 +394,29 @@ async fn publish_loop(
                     let mut map = unheard.lock().unwrap_or_else(|p| p.into_inner());
                     map.remove(&base);
                 }
-                Err(e) => {
-                    if transport.is_closed() {
-                        return;
-                    }
-                    log::debug!("echomq: publishing queue events failed: {e}");
-                }
+                Err(e) => log::debug!("echomq: publishing queue events failed: {e}"),
             }
         }
     }
+    drain.finish();
+}
+
+/// One `publish` call: on the client's connection while it is open, else
+/// (it closed before or during the call) on the one close left.
+async fn publish(
+    transport: &Transport,
+    drain: &Drain,
+    meta: &str,
+    args: &[&[u8]],
+) -> Result<redis::Value> {
+    if !transport.is_closed() {
+        match transport.script(&scripts::PUBLISH, &[meta], args).await {
+            // Refused before it was sent: closed meanwhile.
+            Err(e) if e.kind() == ErrorKind::Closed => {}
+            other => return other,
+        }
+    }
+    drain.send_last(meta, args).await
 }
 
 // ---- subscribing ------------------------------------------------------------

@@ -241,6 +241,17 @@ impl Transport {
         self.mismatches.lock().expect("mismatch lock").clone()
     }
 
+    /// The live connection of this process, for a caller with something
+    /// left to send after [`Transport::close`] (the event publisher's last
+    /// messages): a clone keeps the socket open until it is dropped.
+    pub(crate) fn last_connection(&self) -> Option<Conn> {
+        let live = self.live.load();
+        let pid = std::process::id();
+        Option::as_ref(&live)
+            .filter(|l| l.pid == pid && !l.dead.load(Ordering::Acquire))
+            .map(|l| l.conn.clone())
+    }
+
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         release(self.live.swap(None));
@@ -555,18 +566,7 @@ impl Transport {
     /// EVALSHA; on NOSCRIPT (a new, flushed or failed-over master) the same
     /// call as EVAL, which runs it and caches the script on that master.
     pub async fn script(&self, script: &Script, keys: &[&str], args: &[&[u8]]) -> Result<Value> {
-        self.run(|mut conn| async move {
-            match evalsha(script, keys, args)
-                .query_async::<Value>(&mut conn)
-                .await
-            {
-                Err(e) if is_noscript(&e) => {
-                    Ok(eval(script, keys, args).query_async(&mut conn).await?)
-                }
-                other => Ok(other?),
-            }
-        })
-        .await
+        self.run(|conn| script_on(conn, script, keys, args)).await
     }
 
     /// The script, then `then` on the same connection in the same round
@@ -869,6 +869,23 @@ impl BlockingConn {
         Ok(pipe
             .query_async::<Vec<redis::RedisResult<Value>>>(&mut self.conn)
             .await?)
+    }
+}
+
+/// EVALSHA on `conn`, once; on NOSCRIPT the same call as EVAL. No retry,
+/// no reconnect: [`Transport::script`] adds those.
+pub(crate) async fn script_on(
+    mut conn: Conn,
+    script: &Script,
+    keys: &[&str],
+    args: &[&[u8]],
+) -> Result<Value> {
+    match evalsha(script, keys, args)
+        .query_async::<Value>(&mut conn)
+        .await
+    {
+        Err(e) if is_noscript(&e) => Ok(eval(script, keys, args).query_async(&mut conn).await?),
+        other => Ok(other?),
     }
 }
 

@@ -148,6 +148,59 @@ async fn a_client_with_events_off_publishes_nothing() {
     quiet(&mut sub).await;
 }
 
+/// Count `added` events until `quiet` passes with none.
+async fn count_added(sub: &mut Subscription) -> usize {
+    let mut added = 0;
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(500), sub.next()).await {
+        added += usize::from(event.event == "added");
+    }
+    added
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn close_publishes_the_events_queued_before_it() {
+    let server = Server::start();
+    let watcher = connect(&server).await;
+    let mut sub = watcher.subscribe(Q).await.unwrap();
+    // Many verbs answered at once, then close at once: their events are
+    // still queued for the publisher when close runs.
+    let producer = connect(&server).await;
+    let batches: Vec<Vec<Vec<u8>>> = (0..40).map(|_| vec![b"x".to_vec(); 50]).collect();
+    let calls = batches.iter().map(|b| producer.enqueue_many(Q, b));
+    for answer in futures_util::future::join_all(calls).await {
+        assert_eq!(answer.unwrap().len(), 50);
+    }
+    producer.close();
+    assert_eq!(
+        producer.enqueue(Q, b"late").await.unwrap_err().kind(),
+        echomq::ErrorKind::Closed
+    );
+    tokio::time::timeout(Duration::from_secs(10), producer.closed())
+        .await
+        .expect("closed() within CLOSE_FLUSH");
+    assert_eq!(count_added(&mut sub).await, 2_000);
+    // The blocking client's close waits by itself.
+    let url = server.url();
+    tokio::task::spawn_blocking(move || {
+        let producer = echomq::blocking::Client::connect(&url, ConnectOptions::default()).unwrap();
+        for _ in 0..40 {
+            producer.enqueue_many(Q, &vec![b"x".to_vec(); 50]).unwrap();
+        }
+        producer.close();
+    })
+    .await
+    .unwrap();
+    assert_eq!(count_added(&mut sub).await, 2_000);
+    // The publisher's connection is gone with the client's: only the
+    // watcher's two remain.
+    let mut admin = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut admin).unwrap();
+    assert_eq!(list.lines().count(), 3, "{list}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_subscriber_resubscribes_after_the_server_restarts() {
     let mut server = Server::start();

@@ -1,6 +1,7 @@
 //! One module per group of commands; `dispatch` maps a parsed command line
 //! to its function. Each function answers the exit code or a [`Fail`].
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use echomq::{Client, ConnectOptions, WireVersion};
@@ -26,6 +27,8 @@ pub struct Ctx {
     /// Whether `--wire` / `EMQ_WIRE` was given (the doctor says when it
     /// differs from the deployment's record).
     pub wire_given: bool,
+    /// Every client connected for the command, closed when it ends.
+    opened: Mutex<Vec<Client>>,
 }
 
 impl Ctx {
@@ -38,7 +41,23 @@ impl Ctx {
     /// Connect (and fence) speaking `wire` (the doctor and the upgrade pick
     /// the version themselves).
     pub async fn connect_speaking(&self, wire: WireVersion) -> Result<Client, Fail> {
-        Ok(Client::connect(&self.url, self.options(wire)).await?)
+        let client = Client::connect(&self.url, self.options(wire)).await?;
+        let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
+        opened.push(client.clone());
+        Ok(client)
+    }
+
+    /// Close every client the command connected and wait until the queue
+    /// events its changes caused (`paused`, `added`, ...) are published:
+    /// the process exits right after, which would drop them.
+    async fn close_all(&self) {
+        let opened = std::mem::take(&mut *self.opened.lock().unwrap_or_else(|p| p.into_inner()));
+        for client in &opened {
+            client.close();
+        }
+        for client in &opened {
+            client.closed().await;
+        }
     }
 
     pub fn options(&self, wire: WireVersion) -> ConnectOptions {
@@ -86,8 +105,9 @@ pub async fn dispatch(cli: Cli) -> Result<i32, Fail> {
         json: cli.json,
         wire: cli.wire.unwrap_or(WireVersion::NEWEST),
         wire_given: cli.wire.is_some(),
+        opened: Mutex::new(Vec::new()),
     };
-    match cli.command {
+    let code = match cli.command {
         Command::Queues => view::queues(&ctx).await,
         Command::Stats(a) => view::stats(&ctx, a).await,
         Command::Watch(a) => watch::watch(&ctx, a).await,
@@ -106,5 +126,7 @@ pub async fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Metrics(a) => serve::metrics(&ctx, a).await,
         Command::Dashboard(a) => serve::dashboard(&ctx, a).await,
         Command::Upgrade(a) => upgrade::upgrade(&ctx, a).await,
-    }
+    };
+    ctx.close_all().await;
+    code
 }
