@@ -390,7 +390,10 @@ export declare class Client implements AsyncDisposable {
   /** Put dead jobs back to pending, oldest first, as `requeueDead` does. */
   requeueAllDead(queue: string, limit?: number | null): Promise<number>
   bundleMismatches(): Promise<BundleMismatch[]>
-  /** Later calls reject with `EMQ_CLOSED`. */
+  /**
+   * Later calls reject with `EMQ_CLOSED` at once; resolves once the queue events of calls
+   * that answered before it are published (at most 1 s), keeping the process alive until then.
+   */
   close(): Promise<void>
   /** Subscribe to `emq:{q}:events` on a connection of its own; resolves once subscribed. */
   subscribe(queue: string): Promise<Subscription>

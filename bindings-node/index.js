@@ -377,7 +377,10 @@ class Client {
   metricsText(queues) {
     return call(() => this[NATIVE].metricsText(queues))
   }
-  /** Close the connection; later calls reject with `EMQ_CLOSED`. */
+  /**
+   * Close the connection; later calls reject with `EMQ_CLOSED` at once. Resolves once the
+   * queue events of calls that answered before it are published (at most 1 s).
+   */
   close() {
     return call(() => this[NATIVE].close())
   }

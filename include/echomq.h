@@ -1288,6 +1288,9 @@ void emq_client_free(struct emq_client *client);
 /**
  * Close the connection: every later call on this client, on clones sharing
  * its connection and on workers made from it fails with `EMQ_ERR_CLOSED`.
+ * Returns once the queue events of calls that answered before it are
+ * published (usually one round trip, at most one second): call it before
+ * the process exits, or those events may be lost.
  * The handle itself must still be released with `emq_client_free`.
  *
  * # Safety

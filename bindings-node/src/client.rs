@@ -605,8 +605,21 @@ impl NativeClient {
             .collect())
     }
 
+    /// Closes at once (later calls reject with `EMQ_CLOSED`); the Promise
+    /// settles once the queue events of calls that answered before it are
+    /// published (at most `CLOSE_FLUSH`, 1 s), and keeps the process alive
+    /// until then.
     #[napi]
-    pub fn close(&self) {
+    pub fn close<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         self.inner.close();
+        let c = self.inner.clone();
+        promise(
+            env,
+            async move {
+                c.closed().await;
+                Ok(())
+            },
+            |_, ()| Ok(()),
+        )
     }
 }

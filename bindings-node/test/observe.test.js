@@ -151,6 +151,34 @@ test('publishEvents: false publishes nothing', async () => {
   await quiet.close()
 })
 
+const PRODUCER = `
+const emq = require(process.argv[1])
+const [url, queue, how] = process.argv.slice(2)
+;(async () => {
+  const client = await emq.connect(url)
+  const batch = Array(50).fill('x')
+  await Promise.all(Array.from({ length: 40 }, () => client.enqueueMany(queue, batch)))
+  if (how === 'await') await client.close()
+  else client.close() // not awaited: the pending close keeps the process alive
+})()
+`
+
+for (const how of ['await', 'no-await']) {
+  test(`a producer that closes (${how}) and exits publishes every added`, async () => {
+    const q = uniqueQueue('close')
+    const sub = await client.subscribe(q)
+    let added = 0
+    sub.on('added', () => added++)
+    const child = spawn(process.execPath, ['-e', PRODUCER, require.resolve('..'), server.url, q, how], { stdio: 'inherit' })
+    const code = await new Promise((resolve) => child.on('exit', resolve))
+    assert.equal(code, 0)
+    await waitFor(() => added >= 2000, 5000).catch(() => {})
+    await sleep(200)
+    assert.equal(added, 2000)
+    await sub.close()
+  })
+}
+
 test('metricsText equals counts; promClientCollector fills a prom-client registry', async () => {
   const q = uniqueQueue('metrics')
   for (const p of ['a', 'b', 'bad']) await client.enqueue(q, p)

@@ -228,8 +228,26 @@ impl NativeAsyncClient {
         self.inner.node_id()
     }
 
-    fn close(&self) {
+    /// Blocking, as the sync client's (GIL released): for a caller outside
+    /// a coroutine. Coroutines await `aclose`.
+    fn close(&self, py: Python<'_>) {
+        let blocking = echomq::blocking::Client::from_async(self.inner.clone());
+        py.detach(|| blocking.close());
+    }
+
+    /// Close at once; the awaitable is done once the queue events of calls
+    /// that answered before it are published (at most 1 s).
+    fn aclose<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.inner.close();
+        let c = self.inner.clone();
+        future_into_py(
+            py,
+            async move {
+                c.closed().await;
+                Ok(())
+            },
+            |py, ()| Ok(py.None().into_bound(py)),
+        )
     }
 
     fn bundle_mismatches(&self) -> PyResult<Vec<BundleMismatch>> {

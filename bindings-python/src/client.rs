@@ -141,12 +141,14 @@ impl Client {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) {
-        self.inner.close();
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) {
+        self.close(py);
     }
 
-    fn close(&self) {
-        self.inner.close();
+    /// Waits (GIL released: the publisher may log) until the queue events
+    /// of calls that answered before it are published, at most 1 s.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.inner.close());
     }
 
     /// A handle on one queue: `echomq.Queue` (the name checked now, no I/O).

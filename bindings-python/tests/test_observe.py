@@ -242,6 +242,39 @@ def test_wait_for_a_job_another_process_completes(redis_url, client, queue) -> N
         proc.wait(30)
 
 
+PRODUCER = """
+import asyncio, sys, echomq
+url, queue, how = sys.argv[1], sys.argv[2], sys.argv[3]
+batch = [b"x"] * 50
+if how == "sync":
+    with echomq.connect(url) as client:
+        for _ in range(40):
+            client.enqueue_many(queue, batch)
+    # the process exits at once: close() has waited for the events
+else:
+    async def main():
+        client = await echomq.connect_async(url)
+        await asyncio.gather(*(client.enqueue_many(queue, batch) for _ in range(40)))
+        if how == "aclose":
+            await client.aclose()
+        else:
+            client.close()
+    asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("how", ["sync", "aclose", "close-in-asyncio"])
+def test_a_producer_that_closes_and_exits_publishes_every_added(  # type: ignore[no-untyped-def]
+        redis_url, client, queue, how) -> None:
+    with client.subscribe(queue) as sub:
+        subprocess.run([sys.executable, "-c", PRODUCER, redis_url, queue, how],
+                       check=True, timeout=60)
+        added = 0
+        while (event := sub.next(timeout_ms=1000)) is not None:
+            added += event.event == "added"
+    assert added == 2000
+
+
 def test_publish_events_off(redis_url, client, queue) -> None:  # type: ignore[no-untyped-def]
     quiet = echomq.connect(redis_url, publish_events=False)
     with client.subscribe(queue) as sub:

@@ -64,9 +64,11 @@ class AsyncClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """``close()`` as a coroutine (the asyncio convention: ``await
-        client.aclose()``). Closing sends nothing, so it never waits."""
-        self.close()
+        """Close (the asyncio convention: ``await client.aclose()``): later
+        calls raise ``ClosedError`` at once; this returns once the queue events
+        of calls that answered before it are published (at most one second),
+        without blocking the event loop."""
+        await self._native.aclose()
 
     def queue(self, name: str) -> AsyncQueue:
         """A handle on one queue (``InvalidQueueError`` now for a bad name)."""
@@ -77,7 +79,10 @@ class AsyncClient:
         return self._native.node_id
 
     def close(self) -> None:
-        """Close the connection; later calls raise ``ClosedError``."""
+        """Close the connection; later calls raise ``ClosedError``. Blocks (at
+        most one second, usually one round trip) until the queue events of
+        calls that answered before it are published; in a coroutine prefer
+        ``await aclose()``, which waits without blocking the event loop."""
         self._native.close()
 
     def bundle_mismatches(self) -> List[BundleMismatch]:

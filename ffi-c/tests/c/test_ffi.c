@@ -1367,6 +1367,42 @@ static void test_worker_events_subscription_wait_for_metrics(void) {
     emq_client_free(c);
 }
 
+/* `added` events heard (no copy: only the count matters here). */
+static void count_added(const emq_queue_event *e, void *user_data) {
+    if (strcmp(e->event, "added") == 0) atomic_fetch_add((atomic_int *)user_data, 1);
+}
+
+/* emq_close returns only once the events of the calls before it are out:
+ * 40 batches answered, then close at once, and every `added` arrives. */
+static void test_close_publishes_queued_events(void) {
+    emq_client *watcher = connect_or_null(), *producer = connect_or_null();
+    CHECK(watcher && producer);
+    emq_error *err = NULL;
+    static atomic_int heard;
+    atomic_store(&heard, 0);
+    emq_subscription *sub = NULL;
+    CHECK(ok(emq_subscribe(watcher, "t.close", count_added, &heard, &sub, &err), err) && sub);
+    emq_bytes payloads[50];
+    for (int i = 0; i < 50; i++) payloads[i] = (emq_bytes){(const uint8_t *)"x", 1};
+    for (int b = 0; b < 40; b++) {
+        emq_enqueue_list *list = NULL;
+        CHECK(ok(emq_enqueue_many(producer, "t.close", payloads, 50, &list, &err), err));
+        emq_enqueue_list_free(list);
+    }
+    CHECK(ok(emq_close(producer, &err), err));
+    emq_enqueued late;
+    CHECK(emq_enqueue(producer, "t.close", LIT("late"), &late, &err) == EMQ_ERR_CLOSED);
+    emq_error_free(err);
+    err = NULL;
+    uint64_t until = now_ms() + 5000;
+    while (atomic_load(&heard) < 2000 && now_ms() < until) sleep_ms(10);
+    sleep_ms(200); /* nothing more than one per job either */
+    CHECK(atomic_load(&heard) == 2000);
+    emq_subscription_free(sub);
+    emq_client_free(producer);
+    emq_client_free(watcher);
+}
+
 /* The operator verbs: queues, drain, purge_dead (age bound), requeue_all_dead. */
 static void test_operator_verbs(void) {
     emq_client *c = connect_or_null();
@@ -1586,6 +1622,7 @@ int main(int argc, char **argv) {
     run_test("a SIGKILLed worker's job is recovered with token 2", test_sigkilled_worker_job_is_recovered);
     run_test("log handler receives the core's warnings", test_log_handler_receives_core_warnings);
     run_test("worker events, subscription, wait_for, metrics", test_worker_events_subscription_wait_for_metrics);
+    run_test("emq_close publishes the events queued before it", test_close_publishes_queued_events);
     run_test("wire 2.0.0: 2.1.0 verbs are EMQ_ERR_UNSUPPORTED", test_wire_2_0_0_refuses_2_1_0_verbs);
     run_test("dedup: one job per dedup id", test_dedup_one_job_per_dedup_id);
     run_test("repeat: two pumps racing make one job per slot; cron + tz; bad input",
