@@ -65,9 +65,13 @@ impl Client {
     /// [`Client::closed`](crate::Client::closed): the queue events of calls
     /// that answered before it are published (at most
     /// [`CLOSE_FLUSH`](crate::CLOSE_FLUSH)).
+    /// Called on a thread of a tokio runtime (a callback), it cannot block
+    /// there: it closes, and the flush goes on in the background.
     pub fn close(&self) {
         self.inner.close();
-        wait(self.inner.closed());
+        if tokio::runtime::Handle::try_current().is_err() {
+            wait(self.inner.closed());
+        }
     }
 
     /// Blocking [`Client::enqueue`](crate::Client::enqueue).

@@ -191,6 +191,13 @@ async fn close_publishes_the_events_queued_before_it() {
     .await
     .unwrap();
     assert_eq!(count_added(&mut sub).await, 2_000);
+    // On a runtime's thread (a callback) the blocking close cannot wait; it
+    // still closes, and still publishes in the background.
+    let inside = connect(&server).await;
+    inside.enqueue(Q, b"x").await.unwrap();
+    echomq::blocking::Client::from_async(inside.clone()).close();
+    assert!(inside.is_closed());
+    assert_eq!(count_added(&mut sub).await, 1);
     // The publisher's connection is gone with the client's: only the
     // watcher's two remain.
     let mut admin = redis::Client::open(server.url())
