@@ -285,32 +285,14 @@ impl Publisher {
     fn enqueue(&self, messages: Vec<Message>) {
         let mut task = self.task.lock().unwrap_or_else(|p| p.into_inner());
         let pid = std::process::id();
-        let tx = match &*task {
-            Task::Running { pid: owner, tx, .. } if *owner == pid && !tx.is_closed() => tx.clone(),
+        match &*task {
+            Task::Running { pid: owner, tx, .. } if *owner == pid && !tx.is_closed() => {}
             // A verb that raced close(): its events are not sent.
             Task::Closed(_) => return,
-            _ => {
-                let (tx, rx) = mpsc::channel(PUBLISH_BUFFER);
-                let drain = Arc::new(Drain::default());
-                let loop_ = publish_loop(
-                    self.transport.clone(),
-                    self.unheard.clone(),
-                    rx,
-                    drain.clone(),
-                );
-                // Inside a direct call the current runtime is the caller's
-                // thread's, which runs only during calls: not a home for a task.
-                match tokio::runtime::Handle::try_current() {
-                    Ok(handle) if !crate::direct::active() => drop(handle.spawn(loop_)),
-                    _ => drop(crate::runtime::runtime().spawn(loop_)),
-                }
-                *task = Task::Running {
-                    pid,
-                    tx: tx.clone(),
-                    drain,
-                };
-                tx
-            }
+            _ => *task = self.start(pid),
+        }
+        let Task::Running { tx, .. } = &*task else {
+            return;
         };
         let mut dropped = 0;
         for message in messages {
@@ -320,6 +302,25 @@ impl Publisher {
         if dropped > 0 {
             log::debug!("echomq: event buffer full; {dropped} events dropped");
         }
+    }
+
+    /// Start this process's publisher task.
+    fn start(&self, pid: u32) -> Task {
+        let (tx, rx) = mpsc::channel(PUBLISH_BUFFER);
+        let drain = Arc::new(Drain::default());
+        let task = publish_loop(
+            self.transport.clone(),
+            self.unheard.clone(),
+            rx,
+            drain.clone(),
+        );
+        // Inside a direct call the current runtime is the caller's thread's,
+        // which runs only during calls: not a home for a task.
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) if !crate::direct::active() => drop(handle.spawn(task)),
+            _ => drop(crate::runtime::runtime().spawn(task)),
+        }
+        Task::Running { pid, tx, drain }
     }
 
     /// The client is closing: queue nothing more, and let this process's
