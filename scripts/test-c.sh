@@ -4,6 +4,7 @@
 # C++ wrapper's test program against a throwaway redis-server (plain and under
 # valgrind), the C/C++ examples, the
 # installed pkg-config file, and a smoke run of the demo's C worker and summary.
+# One test_ffi test follows a Python worker, so this makes a Python venv too.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_redis
@@ -56,6 +57,11 @@ gcc -std=c11 "${CWARN[@]}" examples/c/producer.c -o "$work/producer_static" \
 if ldd "$work/producer_static" | grep -q libechomq; then
   echo "producer_static links libechomq.so dynamically" >&2; exit 1
 fi
+
+# test_ffi's cross-runtime test follows a Python worker (tests/cross/): a venv
+# with the package (the release wheel under scripts/test.sh, no build).
+EMQ_TEST_PYTHON=$(bash scripts/python-env.sh --venv "$work/venv")
+export EMQ_TEST_PYTHON
 
 start_redis EMQ_URL
 export EMQ_URL

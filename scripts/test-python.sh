@@ -4,7 +4,9 @@
 # in the shared cargo target dir; or, under scripts/test.sh, the release wheel
 # of scripts/dist.sh given as EMQ_WHEEL), type-checks the examples and the package
 # (stubs included) with mypy --strict, then runs pytest; the tests start and
-# stop their own redis-server on a free port.
+# stop their own redis-server on a free port. It also runs the Rust side's
+# cross-runtime test, which needs this Python: a Rust subscriber following a
+# Python worker (the C one is in scripts/test-c.sh).
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_redis
@@ -17,6 +19,10 @@ say "python: mypy --strict (examples, the installed package and its stubs)"
 "$PY" -m mypy --strict --cache-dir "$work/mypy" examples/python
 "$PY" -m mypy --strict --cache-dir "$work/mypy" examples/polyglot
 "$PY" -m mypy --strict --cache-dir "$work/mypy" -p echomq
+"$PY" -m mypy --strict --cache-dir "$work/mypy" tests/cross
+
+say "python: a Rust subscriber and wait_for follow a Python worker (core/tests/observability.rs, ignored without EMQ_TEST_PYTHON)"
+EMQ_TEST_PYTHON="$PY" cargo test -p echomq --test observability -- --ignored
 
 say "python: pytest (against a real redis-server)"
 set +e

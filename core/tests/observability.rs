@@ -208,6 +208,44 @@ async fn close_publishes_the_events_queued_before_it() {
     assert_eq!(list.lines().count(), 3, "{list}");
 }
 
+/// The events of one job, in the order heard.
+fn heard(events: &[QueueEvent], id: &str) -> Vec<String> {
+    let of = events.iter().filter(|e| e.job == id);
+    of.map(|e| e.event.clone()).collect()
+}
+
+/// Cross-runtime (issue #12's Done-when): a Rust subscriber and `wait_for`
+/// follow jobs a Python worker, in another process, processed.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs EMQ_TEST_PYTHON, a python with echomq installed (scripts/test-python.sh runs it)"]
+async fn a_rust_subscriber_follows_jobs_a_python_worker_processes() {
+    let python = std::env::var("EMQ_TEST_PYTHON").expect("set EMQ_TEST_PYTHON");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/cross/python_worker.py");
+    let server = Server::start();
+    let client = connect(&server).await;
+    let mut sub = client.subscribe(Q).await.unwrap();
+    let ok = client.enqueue(Q, b"ok").await.unwrap().id;
+    let bad = client.enqueue(Q, b"fail").await.unwrap().id;
+    let mut worker = std::process::Command::new(python)
+        .args([script, &server.url(), Q])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let settled = client.wait_for(Q, ok.as_str(), Duration::from_secs(30)).await;
+    let mut events = Vec::new();
+    while heard(&events, bad.as_str()).last().map(String::as_str) != Some("dead") {
+        events.push(next(&mut sub).await);
+    }
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    assert_eq!(settled.unwrap(), Settled::Completed);
+    assert_eq!(heard(&events, ok.as_str()), ["added", "active", "completed"]);
+    assert_eq!(heard(&events, bad.as_str()), ["added", "active", "dead"]);
+    let dead = events.iter().find(|e| e.job == bad.as_str() && e.event == "dead");
+    let error = dead.unwrap().field("error").unwrap();
+    assert!(error.contains("python says no"), "{error}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_subscriber_resubscribes_after_the_server_restarts() {
     let mut server = Server::start();

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "echomq.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/types.h>
@@ -1367,6 +1368,55 @@ static void test_worker_events_subscription_wait_for_metrics(void) {
     emq_client_free(c);
 }
 
+/* Cross-runtime (issue #12's Done-when): the C subscriber and emq_wait_for
+ * follow jobs a Python worker, in another process, processed. The worker is
+ * tests/cross/python_worker.py (run from the repository root) under
+ * $EMQ_TEST_PYTHON, a python with echomq installed (scripts/test-c.sh sets it). */
+static void test_c_subscriber_follows_a_python_worker(void) {
+    const char *python = getenv("EMQ_TEST_PYTHON");
+    if (!python) fprintf(stderr, "set EMQ_TEST_PYTHON to a python with echomq installed\n");
+    CHECK(python);
+    emq_client *c = connect_or_null();
+    CHECK(python && c);
+    emq_error *err = NULL;
+    static queue_log qlog = {PTHREAD_MUTEX_INITIALIZER, {{0}}, 0};
+    emq_subscription *sub = NULL;
+    CHECK(ok(emq_subscribe(c, "t.cross", record_queue_event, &qlog, &sub, &err), err) && sub);
+    emq_enqueued good, bad;
+    CHECK(ok(emq_enqueue(c, "t.cross", LIT("ok"), &good, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.cross", LIT("fail"), &bad, &err), err));
+    pid_t child = fork();
+    if (child == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, STDOUT_FILENO);
+        execl(python, python, "tests/cross/python_worker.py", g_url, "t.cross", (char *)NULL);
+        _exit(127);
+    }
+    CHECK(child > 0);
+    /* Every wait first, the worker stopped, then the checks (a failed check
+     * returns at once and must not leave the worker running). */
+    emq_settled good_state = 0, bad_state = 0;
+    char *last_error = NULL;
+    int waited = ok(emq_wait_for(c, "t.cross", good.id, 30000, &good_state, NULL, &err), err) &&
+                 ok(emq_wait_for(c, "t.cross", bad.id, 30000, &bad_state, &last_error, &err), err);
+    /* The subscription hears the dead message too, with the same error. */
+    int dead = 0;
+    for (int i = 0; waited && i < 500 && !dead; i++) {
+        dead = last_error && has_line(&qlog, "dead", bad.id, last_error);
+        if (!dead) sleep_ms(10);
+    }
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    CHECK(waited && good_state == EMQ_SETTLED_COMPLETED && bad_state == EMQ_SETTLED_DEAD);
+    CHECK(last_error && strstr(last_error, "python says no") && dead);
+    emq_string_free(last_error);
+    CHECK(has_line(&qlog, "added", good.id, "") && has_line(&qlog, "active", good.id, "") &&
+          has_line(&qlog, "completed", good.id, ""));
+    CHECK(has_line(&qlog, "added", bad.id, "") && has_line(&qlog, "active", bad.id, ""));
+    emq_subscription_free(sub);
+    emq_client_free(c);
+}
+
 /* `added` events heard (no copy: only the count matters here). */
 static void count_added(const emq_queue_event *e, void *user_data) {
     if (strcmp(e->event, "added") == 0) atomic_fetch_add((atomic_int *)user_data, 1);
@@ -1623,6 +1673,7 @@ int main(int argc, char **argv) {
     run_test("log handler receives the core's warnings", test_log_handler_receives_core_warnings);
     run_test("worker events, subscription, wait_for, metrics", test_worker_events_subscription_wait_for_metrics);
     run_test("emq_close publishes the events queued before it", test_close_publishes_queued_events);
+    run_test("a C subscriber and emq_wait_for follow a Python worker", test_c_subscriber_follows_a_python_worker);
     run_test("wire 2.0.0: 2.1.0 verbs are EMQ_ERR_UNSUPPORTED", test_wire_2_0_0_refuses_2_1_0_verbs);
     run_test("dedup: one job per dedup id", test_dedup_one_job_per_dedup_id);
     run_test("repeat: two pumps racing make one job per slot; cron + tz; bad input",
