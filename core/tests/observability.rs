@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use common::Server;
 use echomq::{
-    Backoff, Client, ConnectOptions, HandlerError, QueueEvent, Settled, Subscription, Worker,
-    WorkerEvent, WorkerOptions,
+    Backoff, BrandedId, Client, ConnectOptions, HandlerError, QueueEvent, Settled, Subscription,
+    Worker, WorkerEvent, WorkerOptions,
 };
 use redis::Commands;
 
@@ -220,28 +220,50 @@ fn heard(events: &[QueueEvent], id: &str) -> Vec<String> {
 #[ignore = "needs EMQ_TEST_PYTHON, a python with echomq installed (scripts/test-python.sh runs it)"]
 async fn a_rust_subscriber_follows_jobs_a_python_worker_processes() {
     let python = std::env::var("EMQ_TEST_PYTHON").expect("set EMQ_TEST_PYTHON");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/cross/python_worker.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/cross/python_worker.py"
+    );
     let server = Server::start();
     let client = connect(&server).await;
     let mut sub = client.subscribe(Q).await.unwrap();
     let ok = client.enqueue(Q, b"ok").await.unwrap().id;
     let bad = client.enqueue(Q, b"fail").await.unwrap().id;
-    let mut worker = std::process::Command::new(python)
+    // Killed when dropped, so a failed assertion leaves no worker behind.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let worker = std::process::Command::new(python)
         .args([script, &server.url(), Q])
         .stdout(std::process::Stdio::null())
         .spawn()
+        .map(Killed)
         .unwrap();
-    let settled = client.wait_for(Q, ok.as_str(), Duration::from_secs(30)).await;
+    let settled = client
+        .wait_for(Q, ok.as_str(), Duration::from_secs(30))
+        .await;
     let mut events = Vec::new();
-    while heard(&events, bad.as_str()).last().map(String::as_str) != Some("dead") {
+    // The two jobs settle in either order.
+    let last = |events: &[QueueEvent], id: &BrandedId| heard(events, id.as_str()).pop();
+    while last(&events, &ok).as_deref() != Some("completed")
+        || last(&events, &bad).as_deref() != Some("dead")
+    {
         events.push(next(&mut sub).await);
     }
-    worker.kill().unwrap();
-    worker.wait().unwrap();
+    drop(worker);
     assert_eq!(settled.unwrap(), Settled::Completed);
-    assert_eq!(heard(&events, ok.as_str()), ["added", "active", "completed"]);
+    assert_eq!(
+        heard(&events, ok.as_str()),
+        ["added", "active", "completed"]
+    );
     assert_eq!(heard(&events, bad.as_str()), ["added", "active", "dead"]);
-    let dead = events.iter().find(|e| e.job == bad.as_str() && e.event == "dead");
+    let dead = events
+        .iter()
+        .find(|e| e.job == bad.as_str() && e.event == "dead");
     let error = dead.unwrap().field("error").unwrap();
     assert!(error.contains("python says no"), "{error}");
 }
