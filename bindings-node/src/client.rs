@@ -611,12 +611,11 @@ impl NativeClient {
     /// until then.
     #[napi]
     pub fn close<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
-        self.inner.close();
-        let c = self.inner.clone();
+        let closed = self.inner.close_and_wait();
         promise(
             env,
             async move {
-                c.closed().await;
+                closed.await;
                 Ok(())
             },
             |_, ()| Ok(()),

@@ -238,12 +238,11 @@ impl NativeAsyncClient {
     /// Close at once; the awaitable is done once the queue events of calls
     /// that answered before it are published (at most 1 s).
     fn aclose<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.inner.close();
-        let c = self.inner.clone();
+        let closed = self.inner.close_and_wait();
         future_into_py(
             py,
             async move {
-                c.closed().await;
+                closed.await;
                 Ok(())
             },
             |py, ()| Ok(py.None().into_bound(py)),

@@ -66,11 +66,13 @@ impl Client {
     /// that answered before it are published (at most
     /// [`CLOSE_FLUSH`](crate::CLOSE_FLUSH)).
     /// Called on a thread of a tokio runtime (a callback), it cannot block
-    /// there: it closes, and the flush goes on in the background.
+    /// there: it closes, and the flush goes on in the background. With
+    /// nothing to flush (a forked child's inherited client) it never enters
+    /// the runtime.
     pub fn close(&self) {
-        self.inner.close();
-        if tokio::runtime::Handle::try_current().is_err() {
-            wait(self.inner.closed());
+        let closed = self.inner.close_and_wait();
+        if self.inner.flushing() && tokio::runtime::Handle::try_current().is_err() {
+            wait(closed);
         }
     }
 

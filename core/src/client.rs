@@ -216,6 +216,23 @@ impl Client {
         self.events.closed().await;
     }
 
+    /// After [`Client::close`]: are queue events still being flushed?
+    /// (`false` when there is nothing to wait for, so a blocking caller
+    /// need not enter the runtime at all: a forked child closing a client it
+    /// inherited must not.)
+    pub(crate) fn flushing(&self) -> bool {
+        self.events.flushing()
+    }
+
+    /// [`Client::close`] now, and [`Client::closed`] as a future that owns
+    /// what it needs, for a caller that awaits it elsewhere (a binding's
+    /// Promise or awaitable): calls made after this returns already fail.
+    pub fn close_and_wait(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.close();
+        let this = self.clone();
+        async move { this.closed().await }
+    }
+
     /// Does this client send wake hints (and may a worker of it park on the
     /// wake list)? The key is an echomq:2.1.0 registration.
     pub(crate) fn speaks_wake(&self) -> bool {

@@ -340,6 +340,15 @@ impl Publisher {
         *task = Task::Closed(drain);
     }
 
+    /// Is a closed client's task still sending what it held? (Nothing to wait
+    /// for otherwise: never started, a forked child's copy, or done.)
+    pub(crate) fn flushing(&self) -> bool {
+        match &*self.task.lock().unwrap_or_else(|p| p.into_inner()) {
+            Task::Closed(Some(drain)) => !drain.done.load(Ordering::Acquire),
+            _ => false,
+        }
+    }
+
     /// Ready once the task started before close has sent what it held, or
     /// [`CLOSE_FLUSH`] after close; at once if there was nothing to send.
     pub(crate) async fn closed(&self) {

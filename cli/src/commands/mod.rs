@@ -52,11 +52,9 @@ impl Ctx {
     /// the process exits right after, which would drop them.
     async fn close_all(&self) {
         let opened = std::mem::take(&mut *self.opened.lock().unwrap_or_else(|p| p.into_inner()));
-        for client in &opened {
-            client.close();
-        }
-        for client in &opened {
-            client.closed().await;
+        let closing: Vec<_> = opened.iter().map(Client::close_and_wait).collect();
+        for closed in closing {
+            closed.await;
         }
     }
 
