@@ -1,70 +1,41 @@
-"""EchoMQ from Python, blocking API: enqueue, claim, settle, inspect.
+"""EchoMQ quickstart: a producer and a worker in one program.
 
     EMQ_URL=redis://127.0.0.1:6379/ python examples/python/quickstart.py
+
+It enqueues three jobs, runs a worker until each of them has completed, and
+exits. In production the producer and the worker are separate processes.
 """
 
 from __future__ import annotations
 
-import json
-from datetime import timedelta
-from typing import Dict, List, Union
+import threading
 
 import echomq
 
 
+def send_email(job: echomq.Job) -> None:
+    # Called once per claimed job. Returning completes the job; raising
+    # retries it with backoff (echomq.UnrecoverableError: straight to dead).
+    print(f"worker: {job.id} attempt {job.attempts}: {job.payload.decode()}")
+
+
 def main() -> None:
     # No URL: EMQ_URL when set, else redis://127.0.0.1:6379/.
-    with echomq.connect(client_name="quickstart") as client:
-        emails = client.queue("examples.emails")  # the queue's verbs without its name
+    with echomq.connect() as client:
+        emails = client.queue("emails")
 
-        # Payloads are bytes (str is encoded as UTF-8); the id is the receipt.
-        receipt: echomq.Enqueued = emails.enqueue(json.dumps({"to": "ada@example.com"}))
-        print("enqueued", receipt.id)
+        # The producer's side: each enqueue answers the new job's id.
+        ids = [emails.enqueue(f"hello #{i}").id for i in range(3)]
 
-        # The same id again is a success shape, not an error.
-        again = emails.enqueue(b"ignored", id=receipt.id)
-        assert again.duplicate
-
-        # Later: a delay (int ms or timedelta) or a time (unix ms or datetime).
-        later = emails.enqueue(b"reminder", delay_ms=timedelta(hours=1))
-        print("scheduled", later.id)
-
-        # Many at once: one verdict per payload, in input order.
-        verdicts: List[Union[echomq.Enqueued, echomq.EchoMQError]] = emails.enqueue_many(
-            [b"a", b"b"]
-        )
-        print("batch:", [v.id if isinstance(v, echomq.Enqueued) else v for v in verdicts])
-
-        job = emails.claim(lease_ms=30_000)
-        if job is not None:
-            body: Dict[str, str] = json.loads(job.payload)
-            print("claimed", job.id, "attempt", job.attempts, body)
-            try:
-                emails.complete(job.id, token=job.token + 1)
-            except echomq.StaleTokenError as e:
-                print("a wrong token is refused:", e.code)
-            emails.complete(job.id, job.token)
-
-        # A failure: retried after a delay, dead at max_attempts.
-        failing = emails.claim(30_000)
-        if failing is not None:
-            outcome = emails.retry(failing.id, failing.token, max_attempts=1, error="smtp 550")
-            print("retry ->", outcome)
-            info = emails.job(failing.id)
-            if info is not None:
-                print("dead row:", info.state, info.attempts, info.last_error)
-            emails.requeue_dead(failing.id)
-
-        counts: echomq.Counts = emails.counts()
-        print(counts)
-        print("pending ids:", emails.browse("pending", limit=10))
-
-        try:
-            client.queue("not a queue!")
-        except echomq.InvalidQueueError as e:
-            print("refused before the wire:", e.code)
-
-        print("drained", emails.drain(include_scheduled=True))
+        # The worker's side: run() blocks until stop(), so it gets a thread here.
+        with emails.worker(send_email, concurrency=4) as worker:
+            runner = threading.Thread(target=worker.run)
+            runner.start()
+            for job_id in ids:
+                settled = emails.wait_for(job_id, timeout_ms=30_000)
+                print(f"producer: {job_id} {settled.state}")
+            worker.stop()  # claims nothing more, lets running handlers finish
+            runner.join()
 
 
 if __name__ == "__main__":
