@@ -345,19 +345,17 @@ impl Client {
             end.as_bytes(),
             limit.as_bytes(),
         ];
-        // The hint wakes a parked worker, whose pumps then read the repeat
-        // schedule (`next_due`) and plan for this repeat's first slot.
         let answer = self
             .transport
-            .script_then(
-                &scripts::REPEAT_UPSERT,
-                &[&keys.repeat, &record],
-                &args,
-                &self.wake_hint(&keys),
-            )
+            .script(&scripts::REPEAT_UPSERT, &[&keys.repeat, &record], &args)
             .await?;
         match replies::repeat_upserted(answer)? {
             Upserted::Scheduled { mut repeat, .. } => {
+                // The hint wakes a parked worker, whose pumps then read the
+                // repeat schedule (`next_due`) and plan for this repeat's
+                // first slot; sent after the reply, so a refused upsert
+                // leaves no token.
+                self.send_wake_hint(&keys).await;
                 repeat.name = name.to_string();
                 Ok(repeat)
             }
