@@ -160,6 +160,42 @@ async fn logs_are_capped_read_in_ranges_and_refused_once_the_job_is_gone() {
     assert!(!exists(&server, &log_key(&id)));
 }
 
+/// Issue #39 item 9: a line is capped like a payload. At the cap it is
+/// written whole; one byte over is *invalid argument* and nothing is written
+/// (the log keeps its length, no key for a job that never logged).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_log_line_over_the_cap_is_refused_and_writes_nothing() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let cap = echomq::defaults::MAX_LOG_LINE_BYTES;
+    assert!(cap < echomq::defaults::MAX_PAYLOAD, "below the payload ceiling");
+    let id = client.enqueue(Q, b"l").await.unwrap().id.to_string();
+    let over = "x".repeat(cap + 1);
+    let err = client.log(Q, &id, &over, None).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(!exists(&server, &log_key(&id)), "a refused line wrote a log");
+    let at = "y".repeat(cap);
+    assert_eq!(client.log(Q, &id, &at, None).await.unwrap(), 1);
+    let mib = "z".repeat(1024 * 1024);
+    let err = client.log(Q, &id, &mib, None).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    let stored: Vec<String> = server.raw().lrange(log_key(&id), 0, -1).unwrap();
+    assert_eq!(stored, [at]);
+    // A smaller max_payload caps a line too.
+    let small = Client::connect(
+        &server.url(),
+        ConnectOptions {
+            max_payload: 100,
+            ..ConnectOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let err = small.log(Q, &id, &"w".repeat(101), None).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(small.log(Q, &id, &"w".repeat(100), None).await.unwrap(), 2);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_path_that_deletes_a_row_deletes_its_log() {
     let server = Server::start();
