@@ -125,13 +125,7 @@ impl Client {
         };
         for (set, state) in sets {
             deleted += self
-                .batched(
-                    script,
-                    &[set],
-                    &keys,
-                    &[state.as_bytes()],
-                    &mut left,
-                )
+                .batched(script, &[set], &keys, &[state.as_bytes()], &mut left)
                 .await?;
         }
         Ok(deleted)

@@ -91,7 +91,10 @@ async fn every_path_that_deletes_a_job_deletes_its_dedup_key() {
         .unwrap()
         .remove(0)
         .unwrap();
-    assert!(!exists(&mut raw, &key("kept")), "complete with a kept result");
+    assert!(
+        !exists(&mut raw, &key("kept")),
+        "complete with a kept result"
+    );
     assert_eq!(client.result(Q, &kept).await.unwrap().unwrap(), b"v");
 
     // remove, drain (pending and scheduled)
@@ -114,15 +117,15 @@ async fn every_path_that_deletes_a_job_deletes_its_dedup_key() {
     // job leaves it.
     let old = take("reused").await;
     let job = client.claim(Q, 60_000).await.unwrap().unwrap();
-    client.retry(Q, &old, job.token, 0, 1, "boom").await.unwrap();
+    client
+        .retry(Q, &old, job.token, 0, 1, "boom")
+        .await
+        .unwrap();
     let new = take("reused").await;
     assert_eq!(client.purge_dead(Q, None, None).await.unwrap(), 1);
     let holder: String = raw.get(key("reused")).unwrap();
     assert_eq!(holder, new);
-    let again = client
-        .enqueue_with(Q, "x", &dedup("reused"))
-        .await
-        .unwrap();
+    let again = client.enqueue_with(Q, "x", &dedup("reused")).await.unwrap();
     assert!(again.duplicate, "the live job still holds its dedup id");
     let _ = (a, b);
     client.remove(Q, &new).await.unwrap();
@@ -192,8 +195,7 @@ async fn memory_stays_flat_across_100_000_deduplicated_jobs_completed() {
         while done < PER_ROUND {
             let jobs = client.claim_many(Q, 1_000, 60_000).await.unwrap();
             assert!(!jobs.is_empty(), "round {round}: {done} done");
-            let settle: Vec<(&str, u64)> =
-                jobs.iter().map(|j| (j.id.as_str(), j.token)).collect();
+            let settle: Vec<(&str, u64)> = jobs.iter().map(|j| (j.id.as_str(), j.token)).collect();
             for verdict in client.complete_many(Q, &settle).await.unwrap() {
                 verdict.unwrap();
             }

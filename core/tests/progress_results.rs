@@ -168,12 +168,18 @@ async fn a_log_line_over_the_cap_is_refused_and_writes_nothing() {
     let server = Server::start();
     let client = connect(&server).await;
     let cap = echomq::defaults::MAX_LOG_LINE_BYTES;
-    assert!(cap < echomq::defaults::MAX_PAYLOAD, "below the payload ceiling");
+    assert!(
+        cap < echomq::defaults::MAX_PAYLOAD,
+        "below the payload ceiling"
+    );
     let id = client.enqueue(Q, b"l").await.unwrap().id.to_string();
     let over = "x".repeat(cap + 1);
     let err = client.log(Q, &id, &over, None).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
-    assert!(!exists(&server, &log_key(&id)), "a refused line wrote a log");
+    assert!(
+        !exists(&server, &log_key(&id)),
+        "a refused line wrote a log"
+    );
     let at = "y".repeat(cap);
     assert_eq!(client.log(Q, &id, &at, None).await.unwrap(), 1);
     let mib = "z".repeat(1024 * 1024);

@@ -184,10 +184,7 @@ async fn a_cron_start_at_with_a_sub_second_part_gets_no_earlier_slot() {
             start_at: Some(start),
             ..RepeatOptions::default()
         };
-        let r = client
-            .upsert_repeat(Q, name, b"c", &options)
-            .await
-            .unwrap();
+        let r = client.upsert_repeat(Q, name, b"c", &options).await.unwrap();
         assert_eq!(r.next_run_ms, first, "{name}: {r:?}");
         assert_eq!(slot_of(&mut raw, name), Some(first), "{name}");
         assert!(first >= start);

@@ -587,7 +587,9 @@ async fn a_write_that_writes_nothing_leaves_no_wake_token() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), echomq::ErrorKind::Kind);
-    assert!(!raw.exists::<_, bool>("emq:{wake}:job:ORD0NgWEfAEJfs").unwrap());
+    assert!(!raw
+        .exists::<_, bool>("emq:{wake}:job:ORD0NgWEfAEJfs")
+        .unwrap());
     no_token(&mut raw, "an enqueue refused EMQKIND");
     let err = client
         .enqueue_with(
