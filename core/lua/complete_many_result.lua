@@ -7,6 +7,17 @@
 -- ARGV[3], ARGV[4], ARGV[5], ... id, token, result value triples (the value is
 -- ignored when keep ms = 0)
 -- Answer: one verdict per job, in order: 'ok' | 'gone' | 'EMQSTALE <detail>'
+-- The dedup key the job took (row field 'did', written by enqueue_dedup):
+-- deleted with the row while it still names this job (a key a later job
+-- took over is that job's).
+local function release(base, id, did)
+  if did then
+    local key = base .. 'de:' .. did
+    if redis.call('GET', key) == id then
+      redis.call('DEL', key)
+    end
+  end
+end
 local keep = tonumber(ARGV[2])
 local out = {}
 local ids = {}
@@ -14,7 +25,7 @@ local reaped = {}
 for i = 3, #ARGV, 3 do
   local id = ARGV[i]
   local row = ARGV[1] .. 'job:' .. id
-  local held = redis.call('HMGET', row, 'attempts', 'state')
+  local held = redis.call('HMGET', row, 'attempts', 'state', 'did')
   if not held[1] then
     out[#out + 1] = 'gone'
   elseif held[1] ~= ARGV[i + 1] then
@@ -33,6 +44,7 @@ for i = 3, #ARGV, 3 do
     else
       redis.call('DEL', row, row .. ':logs')
     end
+    release(ARGV[1], id, held[3])
     out[#out + 1] = 'ok'
   end
 end

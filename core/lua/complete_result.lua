@@ -9,7 +9,18 @@
 -- KEYS[5] logs  KEYS[6] result
 -- ARGV[1] id  ARGV[2] token  ARGV[3] keep ms  ARGV[4] result value
 -- Answer: 'ok' | 'gone'; EMQSTALE on a token mismatch or a job no longer held.
-local held = redis.call('HMGET', KEYS[2], 'attempts', 'state')
+-- The dedup key the job took (row field 'did', written by enqueue_dedup):
+-- deleted with the row while it still names this job (a key a later job
+-- took over is that job's).
+local function release(base, id, did)
+  if did then
+    local key = base .. 'de:' .. did
+    if redis.call('GET', key) == id then
+      redis.call('DEL', key)
+    end
+  end
+end
+local held = redis.call('HMGET', KEYS[2], 'attempts', 'state', 'did')
 if not held[1] then
   return 'gone'
 end
@@ -20,6 +31,7 @@ end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('DEL', KEYS[2])
+release(string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[1] - 4), ARGV[1], held[3])
 redis.call('HINCRBY', KEYS[4], 'count', 1)
 local keep = tonumber(ARGV[3])
 if keep > 0 then

@@ -6,6 +6,10 @@
 -- makes racing producers create one job, and keeps the release correct even
 -- when a 2.0.0 script (which knows nothing of dedup) settled the job.
 -- Act order as enqueue: kind policy, existence (dedup key, then the row), write.
+-- The row records the dedup id it took (field 'did'), so the scripts that
+-- delete the row (complete_result, complete_many_result, remove_cascade,
+-- drain_cascade, purge_dead_cascade) delete the key with it while it still
+-- names the job: a dedup id that is never used again leaves nothing behind.
 -- KEYS[1] row  KEYS[2] pending  KEYS[3] dedup key 'emq:{q}:de:<dedup id>'
 -- ARGV[1] id  ARGV[2] payload  ARGV[3] queue base 'emq:{q}:'  ARGV[4] ttl ms ('0' = none)
 -- Answer: {1, id} created | {0, the id already holding the key (or the existing row's id)}
@@ -22,7 +26,8 @@ end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, ARGV[1]}
 end
-redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', '0', 'payload', ARGV[2])
+local did = string.sub(KEYS[3], #ARGV[3] + 4)
+redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', '0', 'payload', ARGV[2], 'did', did)
 redis.call('ZADD', KEYS[2], 0, ARGV[1])
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then

@@ -1,11 +1,23 @@
 -- remove_cascade (echomq:2.1.0): remove exactly as remove does (same checks,
--- same answers), and delete the job's log and kept result with its row (the
--- 2.0.0 remove predates them and leaves both behind).
+-- same answers), and delete the job's log, kept result and dedup key with its
+-- row (the 2.0.0 remove predates them and leaves them behind).
 -- KEYS[1] row  KEYS[2] pending  KEYS[3] schedule  KEYS[4] dead  KEYS[5] active
 -- KEYS[6] logs  KEYS[7] result
 -- ARGV[1] id
 -- Answer: 'ok' | 'gone' | 'active'.
-local state = redis.call('HGET', KEYS[1], 'state')
+-- The dedup key the job took (row field 'did', written by enqueue_dedup):
+-- deleted with the row while it still names this job (a key a later job
+-- took over is that job's).
+local function release(base, id, did)
+  if did then
+    local key = base .. 'de:' .. did
+    if redis.call('GET', key) == id then
+      redis.call('DEL', key)
+    end
+  end
+end
+local row = redis.call('HMGET', KEYS[1], 'state', 'did')
+local state = row[1]
 if not state then
   return 'gone'
 end
@@ -16,4 +28,5 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('DEL', KEYS[1], KEYS[6], KEYS[7])
+release(string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1] - 4), ARGV[1], row[2])
 return 'ok'

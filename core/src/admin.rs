@@ -13,6 +13,7 @@ use crate::id::{self, BrandedId};
 use crate::keys::{self, KeyClass, QueueKeys};
 use crate::scripts::{self, Script};
 use crate::types::BrowseSet;
+use crate::wire::WireVersion;
 
 /// Jobs one script call of a bulk verb touches at most.
 pub const BATCH: u64 = 500;
@@ -116,15 +117,15 @@ impl Client {
         if include_scheduled {
             sets.push((&keys.schedule, "scheduled"));
         }
+        // At 2.1.0 the jobs' dedup keys go with their rows.
+        let script = if self.wire_version() >= WireVersion::V2_1_0 {
+            &scripts::DRAIN_CASCADE
+        } else {
+            &scripts::DRAIN
+        };
         for (set, state) in sets {
             deleted += self
-                .batched(
-                    &scripts::DRAIN,
-                    &[set],
-                    &keys,
-                    &[state.as_bytes()],
-                    &mut left,
-                )
+                .batched(script, &[set], &keys, &[state.as_bytes()], &mut left)
                 .await?;
         }
         Ok(deleted)
@@ -169,8 +170,13 @@ impl Client {
             None => "-".to_string(),
         };
         let keep = bound.max_len.map_or("-1".to_string(), |n| n.to_string());
+        let script = if self.wire_version() >= WireVersion::V2_1_0 {
+            &scripts::PURGE_DEAD_CASCADE
+        } else {
+            &scripts::PURGE_DEAD
+        };
         self.batched(
-            &scripts::PURGE_DEAD,
+            script,
             &[&keys.dead],
             &keys,
             &[lex.as_bytes(), keep.as_bytes()],

@@ -33,6 +33,21 @@ pub(crate) struct NextDue {
     pub repeat_ms: Option<u64>,
 }
 
+/// When a write's wake hint goes out (issue #39 item 14: a token only for a
+/// job that was written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hint {
+    /// Pipelined after the script, same round trip: for a write that can
+    /// only write (a freshly minted `JOB` id; a collision re-mints and the
+    /// next attempt writes, so its token is not wasted).
+    Pipelined,
+    /// After the reply, on its own round trip, and only when the script
+    /// wrote: for a caller-chosen id, which the script may refuse (`EMQKIND`)
+    /// or answer as a duplicate. A refused write leaves no key and wakes no
+    /// one; the extra round trip is paid only by a write that happened.
+    IfWritten,
+}
+
 /// How many times `enqueue` re-mints when a freshly minted id already exists
 /// (only possible when two processes share a node id).
 pub(crate) const MINT_ATTEMPTS: usize = 8;
@@ -291,7 +306,9 @@ impl Client {
         self.check_payload(payload)?;
         for _ in 0..MINT_ATTEMPTS {
             let id = id::mint_job_id_with(self.node_id())?;
-            let answer = self.enqueue_script(&keys, &id, payload).await?;
+            let answer = self
+                .enqueue_script(&keys, &id, payload, Hint::Pipelined)
+                .await?;
             if !answer.duplicate {
                 return Ok(answer);
             }
@@ -322,7 +339,8 @@ impl Client {
         let keys = QueueKeys::new(queue)?;
         let id = BrandedId::parse(id)?;
         self.check_payload(payload)?;
-        self.enqueue_script(&keys, &id, payload).await
+        self.enqueue_script(&keys, &id, payload, Hint::IfWritten)
+            .await
     }
 
     async fn enqueue_script(
@@ -330,6 +348,7 @@ impl Client {
         keys: &QueueKeys,
         id: &BrandedId,
         payload: &[u8],
+        hint: Hint,
     ) -> Result<Enqueued> {
         let row = keys.job(id);
         let answer = self
@@ -339,14 +358,31 @@ impl Client {
                 &[id.as_str().as_bytes(), payload],
                 id,
                 "enqueued",
-                &self.wake_hint(keys),
+                &self.pipelined_hint(keys, hint),
             )
             .await?;
         let duplicate = !replies::created(answer)?;
         if !duplicate {
+            self.hint_written(keys, hint).await;
             self.publish(keys, "added", id.as_str(), &[]);
         }
         Ok(Enqueued { id: *id, duplicate })
+    }
+
+    /// The commands to pipeline after a write's script: the hint when
+    /// [`Hint::Pipelined`], nothing when it waits for the reply.
+    pub(crate) fn pipelined_hint(&self, keys: &QueueKeys, hint: Hint) -> Vec<redis::Cmd> {
+        match hint {
+            Hint::Pipelined => self.wake_hint(keys),
+            Hint::IfWritten => Vec::new(),
+        }
+    }
+
+    /// A write answered "written": send the hint now if it was not pipelined.
+    pub(crate) async fn hint_written(&self, keys: &QueueKeys, hint: Hint) {
+        if hint == Hint::IfWritten {
+            self.send_wake_hint(keys).await;
+        }
     }
 
     /// A freshly minted id "already existed": is it our own write, replayed
@@ -448,7 +484,9 @@ impl Client {
         self.check_payload(payload)?;
         for _ in 0..MINT_ATTEMPTS {
             let id = id::mint_job_id_with(self.node_id())?;
-            let answer = self.schedule_script(&keys, &id, payload, mode, ms).await?;
+            let answer = self
+                .schedule_script(&keys, &id, payload, mode, ms, Hint::Pipelined)
+                .await?;
             // A write retried after a lost reply may find its own row: that
             // is this call's job, not a collision of minted ids.
             if !answer.duplicate || self.replayed(&keys, &id, payload).await? {
@@ -472,6 +510,7 @@ impl Client {
         payload: &[u8],
         mode: &str,
         ms: u64,
+        hint: Hint,
     ) -> Result<Enqueued> {
         let ms_text = ms.to_string();
         let row = keys.job(id);
@@ -489,11 +528,12 @@ impl Client {
                 ],
                 id,
                 "scheduled",
-                &self.wake_hint(keys),
+                &self.pipelined_hint(keys, hint),
             )
             .await?;
         let created = replies::created(answer)?;
         if created {
+            self.hint_written(keys, hint).await;
             let field = if mode == "at" {
                 "run_at_ms"
             } else {
@@ -539,7 +579,8 @@ impl Client {
         let keys = QueueKeys::new(queue)?;
         let id = BrandedId::parse(id)?;
         self.check_payload(payload)?;
-        self.schedule_script(&keys, &id, payload, mode, ms).await
+        self.schedule_script(&keys, &id, payload, mode, ms, Hint::IfWritten)
+            .await
     }
 
     /// Enqueue many payloads in one pipeline. Every payload is checked before
@@ -579,15 +620,22 @@ impl Client {
             }
             Err(e) => return Err(e),
         };
-        // One hint for the whole batch: the woken worker's claim keeps a
-        // token in the list while a backlog remains, so others join in.
-        self.send_wake_hint(&keys).await;
+        let created: Vec<Result<bool>> = answers
+            .into_iter()
+            .map(|answer| answer.and_then(replies::created))
+            .collect();
+        // One hint for the whole batch, and only if it wrote a job: the woken
+        // worker's claim keeps a token in the list while a backlog remains,
+        // so others join in. (A re-minted item below hints on its own.)
+        if created.iter().any(|c| matches!(c, Ok(true))) {
+            self.send_wake_hint(&keys).await;
+        }
         let shortfall = self.batch_shortfall(&keys.pending).await?;
         let wanted = self.transport.options().wait_replicas;
         let mut out = Vec::with_capacity(ids.len());
         let mut events = self.events(&keys);
-        for ((id, answer), payload) in ids.into_iter().zip(answers).zip(payloads) {
-            out.push(match answer.and_then(replies::created) {
+        for ((id, created), payload) in ids.into_iter().zip(created).zip(payloads) {
+            out.push(match created {
                 // A minted id that already exists is a node-id collision: re-mint.
                 Ok(false) => self.enqueue(queue, payload).await,
                 Ok(true) => {
@@ -1178,14 +1226,15 @@ impl Client {
         let row = keys.job(&id);
         let answer = self
             .transport
-            .script_then(
+            .script(
                 &scripts::REQUEUE_DEAD,
                 &[&keys.dead, &row, &keys.pending],
                 &[id.as_str().as_bytes()],
-                &self.wake_hint(&keys),
             )
             .await?;
         replies::requeued(&id, answer)?;
+        // After the reply: a job that was not dead moved nowhere, no token.
+        self.send_wake_hint(&keys).await;
         self.publish(&keys, "requeued", id.as_str(), &[]);
         Ok(())
     }

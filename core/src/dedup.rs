@@ -51,7 +51,7 @@ impl Client {
             let row = keys.job(&id);
             let answer = self
                 .transport
-                .script_then(
+                .script(
                     &scripts::ENQUEUE_DEDUP,
                     &[&row, &keys.pending, &dedup_key],
                     &[
@@ -60,11 +60,13 @@ impl Client {
                         keys.base.as_bytes(),
                         ttl.as_bytes(),
                     ],
-                    &self.wake_hint(&keys),
                 )
                 .await?;
             match replies::deduped(answer)? {
                 (true, _) => {
+                    // The hint after the reply: a duplicate (the common answer
+                    // of a deduplicating producer) wrote nothing to wake for.
+                    self.send_wake_hint(&keys).await;
                     self.publish(&keys, "added", id.as_str(), &[]);
                     return Ok(Enqueued {
                         id,

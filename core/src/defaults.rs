@@ -52,6 +52,10 @@ pub const SETTLE_BATCH: usize = 500;
 pub const LOG_MAX_LINES: u64 = 1_000;
 /// The largest `max_lines` `log` accepts.
 pub const LOG_MAX_LINES_LIMIT: u64 = 1_000_000;
+/// The largest line `log` accepts, in bytes (also never above the client's
+/// `max_payload`): a line is a message, not a payload. Room for a long stack
+/// trace, while a log at its default length (1 000 lines) stays within 64 MiB.
+pub const MAX_LOG_LINE_BYTES: usize = 64 * 1024;
 /// The largest progress value (its JSON text) `update_progress` accepts: a
 /// progress report, not a payload.
 pub const MAX_PROGRESS_BYTES: usize = 64 * 1024;

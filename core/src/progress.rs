@@ -27,6 +27,20 @@ fn check_progress(progress: &str) -> Result<()> {
         .map_err(|e| Error::invalid_argument(format!("progress is not one JSON value: {e}")))
 }
 
+/// Refuse a log line above [`defaults::MAX_LOG_LINE_BYTES`] (or the
+/// client's `max_payload`, if smaller) before the wire: kept up to
+/// `max_lines` times per job, an unbounded line is unbounded memory.
+fn check_line(line: &str, max_payload: usize) -> Result<()> {
+    let max = defaults::MAX_LOG_LINE_BYTES.min(max_payload);
+    if line.len() > max {
+        return Err(Error::invalid_argument(format!(
+            "log line of {} bytes exceeds the {max}-byte maximum",
+            line.len()
+        )));
+    }
+    Ok(())
+}
+
 impl Client {
     /// Record how far a held job got: `progress` is one JSON value as text (a
     /// number such as `42`, or a small object), at most
@@ -59,7 +73,8 @@ impl Client {
         Ok(())
     }
 
-    /// Append `line` to the job's log, keeping the newest `max_lines` lines
+    /// Append `line` (at most [`defaults::MAX_LOG_LINE_BYTES`], 64 KiB) to
+    /// the job's log, keeping the newest `max_lines` lines
     /// (`None`: [`defaults::LOG_MAX_LINES`], 1 000). Any caller may log while
     /// the job has a row; without one the answer is *gone* (a log written then
     /// would outlive its job). Answers the log's length.
@@ -80,7 +95,7 @@ impl Client {
                 defaults::LOG_MAX_LINES_LIMIT
             )));
         }
-        self.check_payload(line.as_bytes())?;
+        check_line(line, self.transport.options().max_payload)?;
         let (row, logs) = (keys.job(&id), keys.job_logs(&id));
         let answer = self
             .transport

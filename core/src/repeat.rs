@@ -189,9 +189,18 @@ impl Schedule {
     }
 
     /// The first cron slot at `from` (when `inclusive`) or after it.
+    /// A cron's slots are whole seconds and croner matches the second of an
+    /// instant, ignoring its milliseconds: so search from the first whole
+    /// second at (or after) `from`, never from the second it falls in, which
+    /// would answer a slot up to a second before `from` (issue #39 item 6).
     fn cron_slot(cron: &Cron, tz: Tz, from: u64, inclusive: bool) -> Option<u64> {
-        let at = utc(from).with_timezone(&tz);
-        let next = cron.find_next_occurrence(&at, inclusive).ok()?;
+        let second = if inclusive {
+            from.div_ceil(1_000) * 1_000
+        } else {
+            (from / 1_000 + 1) * 1_000
+        };
+        let at = utc(second).with_timezone(&tz);
+        let next = cron.find_next_occurrence(&at, true).ok()?;
         u64::try_from(next.timestamp_millis())
             .ok()
             .filter(|ms| *ms <= MAX_SLOT_MS)
@@ -345,19 +354,17 @@ impl Client {
             end.as_bytes(),
             limit.as_bytes(),
         ];
-        // The hint wakes a parked worker, whose pumps then read the repeat
-        // schedule (`next_due`) and plan for this repeat's first slot.
         let answer = self
             .transport
-            .script_then(
-                &scripts::REPEAT_UPSERT,
-                &[&keys.repeat, &record],
-                &args,
-                &self.wake_hint(&keys),
-            )
+            .script(&scripts::REPEAT_UPSERT, &[&keys.repeat, &record], &args)
             .await?;
         match replies::repeat_upserted(answer)? {
             Upserted::Scheduled { mut repeat, .. } => {
+                // The hint wakes a parked worker, whose pumps then read the
+                // repeat schedule (`next_due`) and plan for this repeat's
+                // first slot; sent after the reply, so a refused upsert
+                // leaves no token.
+                self.send_wake_hint(&keys).await;
                 repeat.name = name.to_string();
                 Ok(repeat)
             }
@@ -597,6 +604,44 @@ mod tests {
         // A start in the future counts inclusively.
         let start = ms("2026-07-01T00:00:00Z");
         assert_eq!(five.first_slot(now, Some(start)), Some(start));
+    }
+
+    /// Issue #39 item 6: a start with a sub-second part never gets a slot
+    /// before it (croner matches whole seconds, so an inclusive search from
+    /// 12:00:00.500 used to answer 12:00:00.000).
+    #[test]
+    fn a_cron_start_with_a_sub_second_part_gets_no_slot_before_it() {
+        let now = ms("2026-06-01T11:00:00Z");
+        let every_second = cron("* * * * * *", "UTC");
+        let start = ms("2026-06-01T12:00:00.500Z");
+        assert_eq!(
+            every_second.first_slot(now, Some(start)),
+            Some(ms("2026-06-01T12:00:01Z"))
+        );
+        let every_minute = cron("* * * * *", "UTC");
+        assert_eq!(
+            every_minute.first_slot(now, Some(start)),
+            Some(ms("2026-06-01T12:01:00Z"))
+        );
+        // A whole-second start is still its own slot, and a start 1 ms
+        // past a slot waits for the next.
+        let whole = ms("2026-06-01T12:00:00Z");
+        assert_eq!(every_minute.first_slot(now, Some(whole)), Some(whole));
+        assert_eq!(
+            every_minute.first_slot(now, Some(whole + 1)),
+            Some(ms("2026-06-01T12:01:00Z"))
+        );
+        // Every sub-second offset: the slot is at or after the start.
+        for offset in [1, 250, 999, 1_001, 59_999] {
+            for schedule in [&every_second, &every_minute] {
+                let slot = schedule.first_slot(now, Some(whole + offset)).unwrap();
+                assert!(slot >= whole + offset, "{offset}: {slot}");
+                assert_eq!(slot % 1_000, 0, "on the cron's whole seconds");
+            }
+        }
+        // Firing from a sub-second instant never answers a slot at or before it.
+        let slot = every_second.next_slot(whole, whole + 1_500).unwrap();
+        assert_eq!(slot, whole + 2_000);
     }
 
     #[test]

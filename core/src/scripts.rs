@@ -191,6 +191,19 @@ pub static REMOVE_CASCADE: Script = Script::since(
     include_str!("../lua/remove_cascade.lua"),
 );
 
+/// `drain` at 2.1.0: the same, deleting each deleted job's dedup key too.
+pub static DRAIN_CASCADE: Script = Script::since(
+    WireVersion::V2_1_0,
+    "drain_cascade",
+    include_str!("../lua/drain_cascade.lua"),
+);
+/// `purge_dead` at 2.1.0: the same, deleting each purged job's dedup key too.
+pub static PURGE_DEAD_CASCADE: Script = Script::since(
+    WireVersion::V2_1_0,
+    "purge_dead_cascade",
+    include_str!("../lua/purge_dead_cascade.lua"),
+);
+
 /// Every script, in name order (the order the bundle hash concatenates them).
 pub fn all() -> Vec<&'static Script> {
     let mut all = vec![
@@ -215,6 +228,8 @@ pub fn all() -> Vec<&'static Script> {
         &COMPLETE_RESULT,
         &COMPLETE_MANY_RESULT,
         &REMOVE_CASCADE,
+        &DRAIN_CASCADE,
+        &PURGE_DEAD_CASCADE,
         &REAP_STALLED,
         &CLAIM_GUARDED,
         &RATE_LIMIT,

@@ -324,6 +324,16 @@ impl Client {
         {
             return Err(probe_failed(p, format!("{first:?} then {second:?}")));
         }
+        // The key goes with its job (issue #39 item 5): removing the job
+        // deletes it.
+        self.remove(scratch, first.id.as_str()).await?;
+        let left: bool = self
+            .transport
+            .query(redis::cmd("EXISTS").arg(&dedup_key))
+            .await?;
+        if left {
+            return Err(probe_failed(p, "the removed job's dedup key is left"));
+        }
         passed(p);
 
         // Limits: the concurrency ceiling and the rate limit refuse inside the

@@ -160,6 +160,48 @@ async fn logs_are_capped_read_in_ranges_and_refused_once_the_job_is_gone() {
     assert!(!exists(&server, &log_key(&id)));
 }
 
+/// Issue #39 item 9: a line is capped like a payload. At the cap it is
+/// written whole; one byte over is *invalid argument* and nothing is written
+/// (the log keeps its length, no key for a job that never logged).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_log_line_over_the_cap_is_refused_and_writes_nothing() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let cap = echomq::defaults::MAX_LOG_LINE_BYTES;
+    assert!(
+        cap < echomq::defaults::MAX_PAYLOAD,
+        "below the payload ceiling"
+    );
+    let id = client.enqueue(Q, b"l").await.unwrap().id.to_string();
+    let over = "x".repeat(cap + 1);
+    let err = client.log(Q, &id, &over, None).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(
+        !exists(&server, &log_key(&id)),
+        "a refused line wrote a log"
+    );
+    let at = "y".repeat(cap);
+    assert_eq!(client.log(Q, &id, &at, None).await.unwrap(), 1);
+    let mib = "z".repeat(1024 * 1024);
+    let err = client.log(Q, &id, &mib, None).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    let stored: Vec<String> = server.raw().lrange(log_key(&id), 0, -1).unwrap();
+    assert_eq!(stored, [at]);
+    // A smaller max_payload caps a line too.
+    let small = Client::connect(
+        &server.url(),
+        ConnectOptions {
+            max_payload: 100,
+            ..ConnectOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let err = small.log(Q, &id, &"w".repeat(101), None).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(small.log(Q, &id, &"w".repeat(100), None).await.unwrap(), 2);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_path_that_deletes_a_row_deletes_its_log() {
     let server = Server::start();
@@ -302,6 +344,85 @@ async fn a_worker_keeps_results_with_their_ttl_and_wait_for_result_answers_them(
         .await
         .unwrap_err();
     assert_eq!(gone.kind(), ErrorKind::Gone);
+}
+
+/// Issue #39 item 2: a kept result over `max_payload` can never be settled.
+/// The attempt fails at once with that reason and the retry policy applies
+/// (here: dead after 2 attempts, counted), instead of the job sitting active
+/// for a lease, running again and dying as `stalled`. A job settled beside
+/// it completes as usual.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_result_over_max_payload_fails_the_attempt_with_its_reason() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let server = Server::start();
+    let client = connect(&server).await;
+    let options = WorkerOptions {
+        keep_result_ms: 60_000,
+        max_attempts: 2,
+        backoff_base_ms: 10,
+        pump_interval_ms: 100,
+        // A settlement refused as transient would leave the job active for
+        // this long: far past the bound below.
+        lease_ms: 120_000,
+        concurrency: 2,
+        ..WorkerOptions::default()
+    };
+    let big_runs = Arc::new(AtomicU64::new(0));
+    let runs = big_runs.clone();
+    let worker = Worker::new_returning(client.clone(), Q, options, move |job| {
+        let runs = runs.clone();
+        async move {
+            if job.payload == b"big" {
+                runs.fetch_add(1, Ordering::SeqCst);
+                return Ok(Some(vec![b'r'; echomq::defaults::MAX_PAYLOAD + 1]));
+            }
+            Ok(Some(b"small".to_vec()))
+        }
+    })
+    .unwrap();
+    let big = client.enqueue(Q, b"big").await.unwrap().id.to_string();
+    let ok = client.enqueue(Q, b"ok").await.unwrap().id.to_string();
+    let handle = worker.spawn();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while row(&server, &big).get("state").map(String::as_str) != Some("dead") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not dead within 30 s: {:?}",
+            row(&server, &big)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let value = client
+        .wait_for_result(Q, &ok, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(value, b"small");
+    handle.stop();
+    handle.join().unwrap();
+
+    let dead = row(&server, &big);
+    assert_eq!(dead["attempts"], "2", "{dead:?}");
+    assert!(
+        dead["last_error"].starts_with("result too large"),
+        "{dead:?}"
+    );
+    assert!(!dead.contains_key("stalled"), "{dead:?}");
+    assert!(!exists(&server, &result_key(&big)));
+    assert_eq!(big_runs.load(Ordering::SeqCst), 2, "one run per attempt");
+    let stats = worker.stats();
+    assert_eq!(
+        (
+            stats.completed,
+            stats.retried,
+            stats.dead,
+            stats.settle_failures,
+            stats.lease_lost,
+            stats.in_flight
+        ),
+        (1, 1, 1, 0, 0, 0),
+        "{stats:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -164,6 +164,34 @@ async fn upsert_writes_the_record_and_the_schedule_on_the_server_clock() {
     assert_eq!(client.list_repeats(Q).await.unwrap().len(), 2);
 }
 
+/// Issue #39 item 6: a cron repeat's first slot is never before a
+/// `start_at` with a sub-second part (it rounded down by up to a second).
+/// The slots are computed and read from the wire, not waited for.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cron_start_at_with_a_sub_second_part_gets_no_earlier_slot() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let mut raw = server.raw();
+    // An hour ahead, on a whole minute, plus half a second.
+    let minute = (server_ms(&mut raw) / 60_000 + 60) * 60_000;
+    let start = minute + 500;
+    for (name, pattern, first) in [
+        ("seconds", "* * * * * *", minute + 1_000),
+        ("minutes", "* * * * *", minute + 60_000),
+    ] {
+        let options = RepeatOptions {
+            cron: Some(pattern.into()),
+            start_at: Some(start),
+            ..RepeatOptions::default()
+        };
+        let r = client.upsert_repeat(Q, name, b"c", &options).await.unwrap();
+        assert_eq!(r.next_run_ms, first, "{name}: {r:?}");
+        assert_eq!(slot_of(&mut raw, name), Some(first), "{name}");
+        assert!(first >= start);
+        assert_eq!(record(&mut raw, name)["start_at"], start.to_string());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_due_slot_fires_one_job_under_its_derived_id_and_the_schedule_advances() {
     let server = Server::start();

@@ -569,3 +569,71 @@ async fn an_explicit_prefetch_still_claims_ahead() {
     worker.stop();
     running.await.unwrap().unwrap();
 }
+
+/// Issue #39 item 14: a token only for a job that was written. Every write
+/// below writes nothing (refused by the script, a duplicate, an empty batch,
+/// a requeue of a job that is not dead), so none may leave `emq:{q}:wake`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_that_writes_nothing_leaves_no_wake_token() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let mut raw = server.raw();
+    let no_token = |raw: &mut redis::Connection, what: &str| {
+        assert!(!raw.exists::<_, bool>(WAKE).unwrap(), "{what} left a token");
+    };
+    // Refused by the script (an id of another kind): no row, no token.
+    let err = client
+        .enqueue_with_id(Q, "ORD0NgWEfAEJfs", "x")
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), echomq::ErrorKind::Kind);
+    assert!(!raw
+        .exists::<_, bool>("emq:{wake}:job:ORD0NgWEfAEJfs")
+        .unwrap());
+    no_token(&mut raw, "an enqueue refused EMQKIND");
+    let err = client
+        .enqueue_with(
+            Q,
+            "x",
+            &echomq::EnqueueOptions {
+                id: Some("ORD0NgWEfAEJfs".into()),
+                delay_ms: Some(60_000),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), echomq::ErrorKind::Kind);
+    no_token(&mut raw, "a schedule refused EMQKIND");
+    // An empty batch wrote nothing.
+    let none: &[&str] = &[];
+    assert!(client.enqueue_many(Q, none).await.unwrap().is_empty());
+    no_token(&mut raw, "an empty enqueue_many");
+    // A job that was written hints; its duplicates do not.
+    let id = echomq::id::mint_job_id();
+    let dedup = echomq::EnqueueOptions {
+        dedup_id: Some("once".into()),
+        ..Default::default()
+    };
+    let first = client.enqueue_with(Q, "a", &dedup).await.unwrap();
+    client.enqueue_with_id(Q, id.as_str(), "b").await.unwrap();
+    let tokens: u64 = raw.llen(WAKE).unwrap();
+    assert_eq!(tokens, 2, "one token per written job");
+    let _: () = raw.del(WAKE).unwrap();
+    let again = client.enqueue_with(Q, "a", &dedup).await.unwrap();
+    assert!(again.duplicate);
+    assert_eq!(again.id, first.id);
+    no_token(&mut raw, "a deduplicated enqueue");
+    assert!(
+        client
+            .enqueue_with_id(Q, id.as_str(), "b")
+            .await
+            .unwrap()
+            .duplicate
+    );
+    no_token(&mut raw, "a duplicate enqueue_with_id");
+    // A requeue of a job that is not dead moved nothing.
+    let err = client.requeue_dead(Q, id.as_str()).await.unwrap_err();
+    assert_eq!(err.kind(), echomq::ErrorKind::NotDead);
+    no_token(&mut raw, "a refused requeue_dead");
+}

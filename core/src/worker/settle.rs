@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::state::Shared as WorkerShared;
-use super::{Output, WorkerEvent};
+use super::{HandlerError, Output, WorkerEvent};
 use crate::defaults::SETTLE_BATCH;
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
@@ -50,7 +50,7 @@ pub(crate) async fn settle(
     // left), so a heartbeat racing the settlement cannot mistake a completed
     // job for a lost lease.
     let held = lock(held_jobs).remove(&id).is_some();
-    let failure = match verdict {
+    let failure = match unkeepable(shared, verdict) {
         // The settler batches it with others; the slot is already free, so
         // the next claim shares a round trip with this settlement instead of
         // waiting for it. The bounded channel still applies back-pressure.
@@ -125,6 +125,24 @@ pub(crate) async fn settle(
         result: None,
     };
     record(shared, &settlement, retried.map(|()| false));
+}
+
+/// A value the worker must keep (`keep_result_ms` > 0) but that exceeds
+/// `max_payload` can never be settled: `complete_many_kept` refuses it (and,
+/// refused there, it would take its whole batch with it into a stall). Fail
+/// this attempt at once with the real reason instead, so the retry policy
+/// applies and the attempt is counted (issue #39 item 2).
+fn unkeepable(shared: &WorkerShared, verdict: Output) -> Output {
+    let max = shared.client.transport().options().max_payload;
+    match verdict {
+        Ok(Some(result)) if shared.options.keep_result_ms > 0 && result.len() > max => {
+            Err(HandlerError::retry(format!(
+                "result too large to keep: {} bytes exceed max_payload ({max} bytes)",
+                result.len()
+            )))
+        }
+        other => other,
+    }
 }
 
 /// Account for a settled job: `Ok(true)` completed, `Ok(false)` retried or
