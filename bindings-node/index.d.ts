@@ -47,8 +47,21 @@ export interface ErrorKindInfo {
 /** Every error kind, in code order. */
 export declare function errorKinds(): readonly ErrorKindInfo[]
 
-/** The core's defaults: every omitted option takes these. */
+/**
+ * The core's defaults: every omitted option takes these (`null`: unset, see
+ * the option's doc). Derived from the core's options schema (`optionSchema()`).
+ */
 export interface Defaults {
+  nodeId: number | null
+  clientName: string | null
+  connectTimeoutMs: number
+  responseTimeoutMs: number
+  maxPayload: number
+  strictBundle: boolean
+  publishEvents: boolean
+  wireVersion: string
+  waitReplicas: number
+  waitTimeoutMs: number
   concurrency: number
   leaseMs: number
   maxAttempts: number
@@ -57,16 +70,39 @@ export interface Defaults {
   backoffCapMs: number
   pumpIntervalMs: number
   idleMaxMs: number
+  wakeFallbackMs: number
   shutdownGraceMs: number
+  prefetch: number | null
   handlerBatch: number
+  deadMaxAgeMs: number | null
+  deadMaxLen: number | null
   maxStalls: number
-  connectTimeoutMs: number
-  responseTimeoutMs: number
-  maxPayload: number
+  keepResultMs: number
   browseLimit: number
   pumpLimit: number
 }
 export declare function defaults(): Defaults
+
+/** One connect or worker option of the core's options schema. */
+export interface OptionSpec {
+  /** snake_case, as in the core, Python and C. */
+  readonly name: string
+  /** The camelCase name the options objects here take. */
+  readonly jsName: string
+  readonly group: 'connect' | 'worker'
+  readonly type: 'int' | 'ms' | 'bytes' | 'bool' | 'string' | 'enum'
+  /** An `enum`'s names, else null. */
+  readonly values: readonly string[] | null
+  /** null: unset by default (the doc says what that means). */
+  readonly default: number | boolean | string | null
+  /** The range the core checks, where it checks one. */
+  readonly min: number | null
+  readonly max: number | null
+  /** One line. */
+  readonly doc: string
+}
+/** The core's options schema: every connect and worker option. */
+export declare function optionSchema(): readonly OptionSpec[]
 
 /** Every error this package raises or rejects with. Match on `code`, never on `message`. */
 /** One payload of a batch cut short (`EMQ_PARTIAL_BATCH`). */

@@ -110,37 +110,27 @@ function checkOptions(options, known, what) {
   return options
 }
 
-const CONNECT_OPTIONS = [
-  'nodeId',
-  'clientName',
-  'connectTimeoutMs',
-  'responseTimeoutMs',
-  'maxPayload',
-  'strictBundle',
-  'publishEvents',
-  'wireVersion',
-  'waitReplicas',
-  'waitTimeoutMs',
-]
+/**
+ * The core's options schema (core/src/option_schema.rs): one frozen
+ * `{name, jsName, group, type, values, default, min, max, doc}` per connect
+ * and worker option. The allow-lists below come from it, so an option the
+ * core takes is never refused here (nor a removed one still accepted).
+ */
+const OPTION_SCHEMA = Object.freeze(
+  native.optionSchema().map((o) =>
+    Object.freeze({
+      ...o,
+      values: o.values ?? null,
+      default: o.default ?? null,
+      min: o.min ?? null,
+      max: o.max ?? null,
+    })
+  )
+)
+const optionNames = (group) => Object.freeze(OPTION_SCHEMA.filter((o) => o.group === group).map((o) => o.jsName))
+const CONNECT_OPTIONS = optionNames('connect')
 const ENQUEUE_OPTIONS = ['id', 'runAtMs', 'delayMs', 'dedupId', 'dedupTtlMs']
-const WORKER_OPTIONS = [
-  'concurrency',
-  'leaseMs',
-  'maxAttempts',
-  'backoff',
-  'backoffBaseMs',
-  'backoffCapMs',
-  'pumpIntervalMs',
-  'idleMaxMs',
-  'shutdownGraceMs',
-  'prefetch',
-  'handlerBatch',
-  'deadMaxAgeMs',
-  'deadMaxLen',
-  'maxStalls',
-  'keepResultMs',
-]
-
+const WORKER_OPTIONS = optionNames('worker')
 const RETRY_OPTIONS = ['delayMs', 'maxAttempts', 'error']
 const BROWSE_OPTIONS = ['newestFirst', 'limit', 'range']
 /** Worker options handled here rather than by the core. */
@@ -818,6 +808,8 @@ module.exports = {
   errorKinds: () => KINDS,
   /** The core's default for every option (omitted options take these). */
   defaults: () => native.defaults(),
+  /** The core's options schema: every connect and worker option. */
+  optionSchema: () => OPTION_SCHEMA,
   mintJobId: helper('mintJobId'),
   parseId: helper('parseId'),
   isValidId: helper('isValidId'),

@@ -17,6 +17,8 @@ export const {
   UnrecoverableError,
   ErrorCode,
   errorKinds,
+  defaults,
+  optionSchema,
   mintJobId,
   parseId,
   isValidId,

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Stage and `npm pack` the two npm packages of a release (called by dist.sh):
 //
-//   echomq                 JS, index.d.ts, the loader and install hook, and the
+//   echomq                 JS, index.d.ts + index.d.mts, the loader and install hook, and the
 //                          Rust sources (rust/) for the build-from-source fallback;
 //                          no binary. optionalDependencies name the platform
 //                          package(s) at exactly this version.
@@ -45,7 +45,7 @@ if (dev.version !== args.version) {
   throw new Error(`bindings-node/package.json says ${dev.version}; the workspace version is ${args.version} (docs/INSTALL.md)`)
 }
 const main = join(args.stage, 'echomq')
-for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'native.js', 'scripts/install.js', 'bin/emq.js', 'README.md']) {
+for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'native.js', 'scripts/install.js', 'bin/emq.js', 'README.md']) {
   copy(join(NODE, f), join(main, f))
 }
 for (const f of LICENSES) copy(join(ROOT, f), join(main, f))
@@ -72,6 +72,7 @@ writeJson(join(main, 'package.json'), {
     'index.js',
     'index.mjs',
     'index.d.ts',
+    'index.d.mts',
     'native.js',
     'scripts/install.js',
     'bin/emq.js',

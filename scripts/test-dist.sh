@@ -6,7 +6,8 @@
 #   Python  a fresh venv, `pip install --no-index <wheel>`, a round trip
 #   Node    an empty project, `npm install --offline <main.tgz> <platform.tgz>`,
 #           a round trip from require() and from import; the main package alone
-#           stops with the "no cargo" message instead
+#           stops with the "no cargo" message instead; @arethetypeswrong/cli
+#           finds no type problem in the main tarball (ESM and CJS types)
 #   C       the unpacked tarball only: pkg-config, a dynamic and a static link,
 #           a round trip each, the SONAME in readelf -d and ldd
 #   sources the sdist and the npm main package's rust/ are loadable workspaces
@@ -76,6 +77,17 @@ node_out=$(cd "$app" && norust node roundtrip.cjs)
 echo "$node_out"
 esm_out=$(cd "$app" && norust node roundtrip.mjs)
 expect "node ESM protocol" "$esm_out" "echomq:2.1.0"
+
+# TypeScript resolves `import` to index.d.mts and `require` to index.d.ts: the
+# checker, from the npm registry into a tools directory (not a dependency of
+# the package), judges the tarball in every resolution mode and fails on any
+# problem (e.g. "Masquerading as CJS": ESM users given the CommonJS types).
+ATTW_VERSION=0.18.5
+say "dist test, Node: @arethetypeswrong/cli $ATTW_VERSION on $(basename "$NPM_MAIN")"
+attw_dir="$CARGO_TARGET_DIR/attw-$ATTW_VERSION"
+[ -x "$attw_dir/node_modules/.bin/attw" ] || npm install --prefix "$attw_dir" --no-audit --no-fund \
+  --no-update-notifier --loglevel=error "@arethetypeswrong/cli@$ATTW_VERSION"
+"$attw_dir/node_modules/.bin/attw" --format table-flipped "$NPM_MAIN"
 
 say "dist test, Node: the main package alone, without cargo, stops with a clear message"
 lone="$work/lone"

@@ -1,57 +1,83 @@
-//! The core's defaults as JavaScript sees them (`defaults()`): the worker and
-//! connect options omitted by a caller take exactly these, filled in Rust,
-//! and the tests check the documented values against them.
+//! The core's options schema and defaults as JavaScript sees them
+//! (`optionSchema()`, `defaults()`): the worker and connect options omitted
+//! by a caller take exactly these defaults, filled in Rust; `index.js`
+//! derives its allow-list of option names from the schema, and the tests
+//! check the documented options against it.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use echomq::defaults as core;
+use echomq::option_schema::{self as schema, OptionDefault, OptionType};
 
 use crate::convert::{num, promise};
 
-#[napi(object)]
-pub struct DefaultsJs {
-    pub concurrency: f64,
-    pub lease_ms: f64,
-    pub max_attempts: f64,
-    pub backoff: String,
-    pub backoff_base_ms: f64,
-    pub backoff_cap_ms: f64,
-    pub pump_interval_ms: f64,
-    pub idle_max_ms: f64,
-    pub shutdown_grace_ms: f64,
-    pub handler_batch: f64,
-    pub max_stalls: f64,
-    pub wake_fallback_ms: f64,
-    pub connect_timeout_ms: f64,
-    pub response_timeout_ms: f64,
-    pub max_payload: f64,
-    pub browse_limit: f64,
-    pub pump_limit: f64,
+/// Every default the core declares, by camelCase name: each option's from
+/// the options schema (`null` for an unset one), then the verbs' limits.
+#[napi(ts_return_type = "Record<string, number | boolean | string | null>")]
+pub fn defaults(env: &Env) -> Result<Object<'_>> {
+    let mut out = Object::new(env)?;
+    for (name, default) in schema::defaults() {
+        set_default(&mut out, &schema::camel_case(name), default)?;
+    }
+    Ok(out)
 }
 
-/// Every default the core defines for the Node-facing options.
-#[napi]
-pub fn defaults() -> DefaultsJs {
-    DefaultsJs {
-        concurrency: num(core::CONCURRENCY as u64),
-        lease_ms: num(core::LEASE_MS),
-        max_attempts: num(core::MAX_ATTEMPTS),
-        backoff: core::BACKOFF.to_string(),
-        backoff_base_ms: num(core::BACKOFF_BASE_MS),
-        backoff_cap_ms: num(core::BACKOFF_CAP_MS),
-        pump_interval_ms: num(core::PUMP_INTERVAL_MS),
-        idle_max_ms: num(core::IDLE_MAX_MS),
-        shutdown_grace_ms: num(core::SHUTDOWN_GRACE_MS),
-        handler_batch: num(core::HANDLER_BATCH as u64),
-        max_stalls: num(core::MAX_STALLS),
-        wake_fallback_ms: num(core::WAKE_FALLBACK_MS),
-        connect_timeout_ms: num(core::CONNECT_TIMEOUT_MS),
-        response_timeout_ms: num(core::RESPONSE_TIMEOUT_MS),
-        max_payload: num(core::MAX_PAYLOAD as u64),
-        browse_limit: num(core::BROWSE_LIMIT),
-        pump_limit: num(core::PUMP_LIMIT),
+fn set_default(out: &mut Object<'_>, key: &str, default: OptionDefault) -> Result<()> {
+    match default {
+        OptionDefault::Int(n) => out.set(key, num(n)),
+        OptionDefault::Bool(b) => out.set(key, b),
+        OptionDefault::Text(t) => out.set(key, t),
+        OptionDefault::Unset => out.set(key, Null),
     }
+}
+
+/// One row of the core's options schema (`optionSchema()`).
+#[napi(object)]
+pub struct OptionSpecJs {
+    /// snake_case, as in the core, Python and C.
+    pub name: String,
+    /// The camelCase name Node takes.
+    pub js_name: String,
+    /// `connect` or `worker`.
+    pub group: String,
+    /// `int`, `ms`, `bytes`, `bool`, `string` or `enum`.
+    #[napi(js_name = "type")]
+    pub kind: String,
+    /// An `enum`'s names.
+    pub values: Option<Vec<String>>,
+    /// The default; absent when unset (`index.js` answers `null`).
+    #[napi(js_name = "default")]
+    pub default_value: Option<Either3<f64, bool, String>>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub doc: String,
+}
+
+/// The core's options schema: every connect and worker option.
+#[napi]
+pub fn option_schema() -> Vec<OptionSpecJs> {
+    schema::OPTIONS
+        .iter()
+        .map(|o| OptionSpecJs {
+            name: o.name.to_string(),
+            js_name: o.js_name(),
+            group: o.group.as_str().to_string(),
+            kind: o.kind.as_str().to_string(),
+            values: match o.kind {
+                OptionType::OneOf(names) => Some(names.iter().map(|n| n.to_string()).collect()),
+                _ => None,
+            },
+            default_value: match o.default {
+                OptionDefault::Int(n) => Some(Either3::A(num(n))),
+                OptionDefault::Bool(b) => Some(Either3::B(b)),
+                OptionDefault::Text(t) => Some(Either3::C(t.to_string())),
+                OptionDefault::Unset => None,
+            },
+            min: o.min.map(num),
+            max: o.max.map(num),
+            doc: o.doc.to_string(),
+        })
+        .collect()
 }
 
 /// Test-only: a Promise whose core future panics, to prove it rejects with

@@ -6,30 +6,14 @@ use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use echomq::defaults as core;
-
-/// Every default the core defines for the Python-facing options.
+/// Every default the core declares: each option's from the options schema
+/// (`None` for an unset one), then the verbs' limits.
 #[pyfunction]
 pub fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("concurrency", core::CONCURRENCY)?;
-    d.set_item("lease_ms", core::LEASE_MS)?;
-    d.set_item("max_attempts", core::MAX_ATTEMPTS)?;
-    d.set_item("backoff", core::BACKOFF)?;
-    d.set_item("backoff_base_ms", core::BACKOFF_BASE_MS)?;
-    d.set_item("backoff_cap_ms", core::BACKOFF_CAP_MS)?;
-    d.set_item("pump_interval_ms", core::PUMP_INTERVAL_MS)?;
-    d.set_item("idle_max_ms", core::IDLE_MAX_MS)?;
-    d.set_item("shutdown_grace_ms", core::SHUTDOWN_GRACE_MS)?;
-    d.set_item("prefetch", py.None())?;
-    d.set_item("handler_batch", core::HANDLER_BATCH)?;
-    d.set_item("max_stalls", core::MAX_STALLS)?;
-    d.set_item("wake_fallback_ms", core::WAKE_FALLBACK_MS)?;
-    d.set_item("connect_timeout_ms", core::CONNECT_TIMEOUT_MS)?;
-    d.set_item("response_timeout_ms", core::RESPONSE_TIMEOUT_MS)?;
-    d.set_item("max_payload", core::MAX_PAYLOAD)?;
-    d.set_item("browse_limit", core::BROWSE_LIMIT)?;
-    d.set_item("pump_limit", core::PUMP_LIMIT)?;
+    for (name, default) in echomq::option_schema::defaults() {
+        d.set_item(name, crate::option_schema::default_value(py, default)?)?;
+    }
     Ok(d)
 }
 

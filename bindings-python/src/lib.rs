@@ -14,6 +14,7 @@ mod helpers;
 mod interp;
 mod limits;
 mod observe;
+mod option_schema;
 mod progress;
 mod queue;
 mod repeat;
@@ -56,6 +57,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
     m.add_function(wrap_pyfunction!(queue::check_queue, m)?)?;
     m.add_function(wrap_pyfunction!(defaults::defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(option_schema::option_schema, m)?)?;
     m.add_function(wrap_pyfunction!(aio::_panic_in_core_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(admin::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(interp::_at_exit, m)?)?;

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import threading
 import time
-from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, List
 
 import pytest
 
@@ -19,31 +17,8 @@ import echomq
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*multi-threaded.*fork:DeprecationWarning")
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "PYTHON.md"
-
-
-def documented_defaults() -> Dict[str, Any]:
-    """Every "`name` (value)" in docs/PYTHON.md's option lists."""
-    text = DOCS.read_text()
-    found: Dict[str, Any] = {}
-    for name, value in re.findall(r"`(\w+)` \(([^);]+)", text):
-        value = value.strip()
-        if re.fullmatch(r"\d+", value):
-            found[name] = int(value)
-        elif value == "16 MiB":
-            found[name] = 16 * 1024 * 1024
-    return found
-
-
-def test_documented_defaults_equal_the_cores() -> None:
-    core = echomq.defaults()
-    documented = documented_defaults()
-    checked = [k for k in documented if k in core]
-    assert len(checked) >= 10, documented
-    for name in checked:
-        assert documented[name] == core[name], name
-    assert core["backoff"] == "exponential"
-    assert core["max_payload"] == echomq.DEFAULT_MAX_PAYLOAD
+# The documented defaults, names and ranges of every option are checked
+# against the core's options schema in test_option_schema.py.
 
 
 def test_omitted_worker_options_take_the_cores_defaults(client: echomq.Client, queue: str) -> None:

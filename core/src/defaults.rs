@@ -37,6 +37,14 @@ pub const CONNECT_TIMEOUT_MS: u64 = 5_000;
 pub const RESPONSE_TIMEOUT_MS: u64 = 30_000;
 /// The payload ceiling: 16 MiB.
 pub const MAX_PAYLOAD: usize = 16 * 1024 * 1024;
+/// Whether a script-bundle mismatch fails `connect` (else it is logged).
+pub const STRICT_BUNDLE: bool = false;
+/// Whether a client publishes queue events after its transitions.
+pub const PUBLISH_EVENTS: bool = true;
+/// Replicas a durable write waits for (`WAIT`); 0 = no `WAIT`.
+pub const WAIT_REPLICAS: u64 = 0;
+/// How long one `WAIT` may block.
+pub const WAIT_TIMEOUT_MS: u64 = 1_000;
 
 /// `browse`'s default page.
 pub const BROWSE_LIMIT: u64 = 100;

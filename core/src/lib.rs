@@ -29,6 +29,7 @@ pub mod defaults;
 pub mod direct;
 mod error;
 mod fence;
+pub mod option_schema;
 mod options;
 pub mod queue;
 mod queue_events;

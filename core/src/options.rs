@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::defaults;
 use crate::error::{Error, Result};
+use crate::option_schema::{self, OptionGroup};
 use crate::wire::WireVersion;
 
 /// The default payload ceiling: 16 MiB (kept for callers of the old name).
@@ -49,11 +50,11 @@ impl Default for ConnectOptions {
             connect_timeout: Duration::from_millis(defaults::CONNECT_TIMEOUT_MS),
             response_timeout: defaults::timeout_from_ms(defaults::RESPONSE_TIMEOUT_MS),
             max_payload: defaults::MAX_PAYLOAD,
-            strict_bundle: false,
-            publish_events: true,
+            strict_bundle: defaults::STRICT_BUNDLE,
+            publish_events: defaults::PUBLISH_EVENTS,
             wire_version: WireVersion::NEWEST,
-            wait_replicas: 0,
-            wait_timeout_ms: 1000,
+            wait_replicas: defaults::WAIT_REPLICAS as u32,
+            wait_timeout_ms: defaults::WAIT_TIMEOUT_MS,
         }
     }
 }
@@ -61,7 +62,8 @@ impl Default for ConnectOptions {
 impl ConnectOptions {
     /// Refuse what the server would refuse later, before the wire: a
     /// `client_name` the server rejects (spaces, newlines, non-printable
-    /// characters), an empty one, and a zero connect timeout.
+    /// characters), an empty one, and a connect timeout outside its range
+    /// (the option schema's).
     pub fn validate(&self) -> Result<()> {
         if let Some(name) = &self.client_name {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_graphic()) {
@@ -70,11 +72,12 @@ impl ConnectOptions {
                 )));
             }
         }
-        if self.connect_timeout.is_zero() {
-            return Err(Error::invalid_argument(
-                "connect_timeout must be greater than zero",
-            ));
-        }
+        // A sub-millisecond timeout is not zero: it counts as 1 ms.
+        let t = self.connect_timeout;
+        let connect_ms = u64::try_from(t.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(u64::from(!t.is_zero()));
+        option_schema::spec(OptionGroup::Connect, "connect_timeout_ms").check(connect_ms)?;
         Ok(())
     }
 }

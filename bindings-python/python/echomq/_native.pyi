@@ -4,7 +4,7 @@
 import asyncio
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Callable, Dict, Iterable, List, Literal, Optional, Tuple, Type, Union, final
+from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Tuple, Type, Union, final
 
 from ._errors import EchoMQError
 from ._queue import Queue
@@ -559,8 +559,12 @@ def protocol_version() -> str: ...
 def check_queue(name: str) -> None:
     """``InvalidQueueError`` for a name outside the key grammar."""
 
-def defaults() -> Dict[str, Union[int, str, None]]:
+def defaults() -> Dict[str, Union[int, bool, str, None]]:
     """The core's defaults for every option (omitted keywords take these)."""
+
+def option_schema() -> List[Dict[str, Any]]:
+    """The core's options schema: ``{name, group, type, values, default, min,
+    max, doc}`` per connect and worker option."""
 
 def _panic_in_core_for_tests() -> asyncio.Future[None]: ...
 

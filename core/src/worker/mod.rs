@@ -15,6 +15,7 @@ use futures_util::FutureExt;
 use crate::defaults;
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys;
+use crate::option_schema::{self, OptionGroup};
 use crate::types::Job;
 
 mod adapt;
@@ -146,39 +147,67 @@ impl Default for WorkerOptions {
 impl WorkerOptions {
     /// Refuse every option outside its range before anything runs: zero
     /// where a positive value is needed, and values so large that the loop's
-    /// arithmetic (channel sizes, deadlines) would overflow.
+    /// arithmetic (channel sizes, deadlines) would overflow. The ranges are
+    /// the option schema's ([`crate::option_schema`]).
     pub fn validate(&self) -> Result<()> {
-        let slots = [
-            ("concurrency", self.concurrency, 1),
-            ("handler_batch", self.handler_batch, 1),
-            ("prefetch", self.prefetch.unwrap_or(0), 0),
-        ];
-        for (name, value, min) in slots {
-            in_range(name, value as u64, min, defaults::MAX_WORKER_SLOTS as u64)?;
+        for (name, value) in self.numeric_values() {
+            if let Some(value) = value {
+                option_schema::spec(OptionGroup::Worker, name).check(value)?;
+            }
         }
-        let durations = [
-            ("lease_ms", self.lease_ms, 1),
-            ("pump_interval_ms", self.pump_interval_ms, 1),
-            ("idle_max_ms", self.idle_max_ms, 1),
-            ("wake_fallback_ms", self.wake_fallback_ms, 1),
-            ("shutdown_grace_ms", self.shutdown_grace_ms, 0),
-            ("backoff_base_ms", self.backoff_base_ms, 0),
-            ("backoff_cap_ms", self.backoff_cap_ms, 0),
-            ("keep_result_ms", self.keep_result_ms, 0),
-        ];
-        for (name, value, min) in durations {
-            in_range(name, value, min, defaults::MAX_DURATION_MS)?;
-        }
-        let attempts_max = defaults::MAX_ATTEMPTS_LIMIT;
-        in_range("max_attempts", self.max_attempts, 1, attempts_max)?;
-        // Compared as a Lua number by the reap script, like max_attempts.
-        in_range("max_stalls", self.max_stalls, 1, attempts_max)?;
         if self.backoff_cap_ms < self.backoff_base_ms {
             return Err(Error::invalid_argument(
                 "backoff_cap_ms is below backoff_base_ms",
             ));
         }
         Ok(())
+    }
+
+    /// Every numeric option by its schema name, in the schema's order
+    /// (`None`: unset). `validate` checks each; a unit test checks that the
+    /// names are exactly the schema's numeric worker options.
+    pub(crate) fn numeric_values(&self) -> Vec<(&'static str, Option<u64>)> {
+        vec![
+            ("concurrency", Some(self.concurrency as u64)),
+            ("lease_ms", Some(self.lease_ms)),
+            ("max_attempts", Some(self.max_attempts)),
+            ("backoff_base_ms", Some(self.backoff_base_ms)),
+            ("backoff_cap_ms", Some(self.backoff_cap_ms)),
+            ("pump_interval_ms", Some(self.pump_interval_ms)),
+            ("idle_max_ms", Some(self.idle_max_ms)),
+            ("wake_fallback_ms", Some(self.wake_fallback_ms)),
+            ("shutdown_grace_ms", Some(self.shutdown_grace_ms)),
+            ("prefetch", self.prefetch.map(|p| p as u64)),
+            ("handler_batch", Some(self.handler_batch as u64)),
+            ("dead_max_age_ms", self.dead_max_age_ms),
+            ("dead_max_len", self.dead_max_len),
+            ("max_stalls", Some(self.max_stalls)),
+            ("keep_result_ms", Some(self.keep_result_ms)),
+        ]
+    }
+
+    /// Set a numeric option by its schema name (the schema's unit tests).
+    #[cfg(test)]
+    pub(crate) fn set_for_tests(&mut self, name: &str, value: u64) {
+        match name {
+            "concurrency" => self.concurrency = value as usize,
+            "lease_ms" => self.lease_ms = value,
+            "max_attempts" => self.max_attempts = value,
+            // Moved together, so the cap-below-base rule does not answer first.
+            "backoff_base_ms" => (self.backoff_base_ms, self.backoff_cap_ms) = (value, value),
+            "backoff_cap_ms" => (self.backoff_base_ms, self.backoff_cap_ms) = (0, value),
+            "pump_interval_ms" => self.pump_interval_ms = value,
+            "idle_max_ms" => self.idle_max_ms = value,
+            "wake_fallback_ms" => self.wake_fallback_ms = value,
+            "shutdown_grace_ms" => self.shutdown_grace_ms = value,
+            "prefetch" => self.prefetch = Some(value as usize),
+            "handler_batch" => self.handler_batch = value as usize,
+            "dead_max_age_ms" => self.dead_max_age_ms = Some(value),
+            "dead_max_len" => self.dead_max_len = Some(value),
+            "max_stalls" => self.max_stalls = value,
+            "keep_result_ms" => self.keep_result_ms = value,
+            other => panic!("no numeric worker option {other}"),
+        }
     }
 
     /// The most jobs claimed ahead of free slots: an explicit `prefetch`, or
@@ -200,15 +229,6 @@ impl WorkerOptions {
             Backoff::FullJitter => jitter(grown),
         }
     }
-}
-
-fn in_range(name: &str, value: u64, min: u64, max: u64) -> Result<()> {
-    if value < min || value > max {
-        return Err(Error::invalid_argument(format!(
-            "{name} is {value}, outside {min}..={max}"
-        )));
-    }
-    Ok(())
 }
 
 fn jitter(max: u64) -> u64 {
