@@ -1581,7 +1581,7 @@ fn doctor_warns_when_another_pump_advanced_a_repeat_off_its_grid() {
 }
 
 #[test]
-fn pump_stops_on_sigterm_while_the_server_is_gone() {
+fn pump_stops_on_sigterm_while_a_round_waits_on_the_server() {
     use std::io::BufRead;
     let server = Server::start();
     let url = server.url();
@@ -1596,14 +1596,27 @@ fn pump_stops_on_sigterm_while_the_server_is_gone() {
     let mut lines = std::io::BufReader::new(pump.stdout.take().unwrap());
     lines.read_line(&mut first).unwrap();
     assert!(first.contains("\"promoted\":0"), "{first}");
-    // The server goes away; the pump's rounds now wait on a dead connection.
-    drop(server);
+    // The server stops answering scripts (as a server gone or overloaded
+    // does); wait until the pump's script is the one held.
+    let mut raw = server.raw();
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(120_000)
+        .arg("WRITE")
+        .query(&mut raw)
+        .unwrap();
+    wait_until(|| {
+        let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut raw).unwrap();
+        list.lines()
+            .any(|l| l.contains("name=emq ") && l.contains("flags=b") && l.contains("cmd=evalsha"))
+    });
     let status = Proc::new("kill")
         .args(["-TERM", &pump.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    // Generous: a pump that waits out its calls' timeouts takes 30 s or more.
+    // Generous: a pump that waits for its round to end takes 30 s (the
+    // response timeout) or until the pause is over.
     let deadline = Instant::now() + Duration::from_secs(20);
     let code = loop {
         if let Some(status) = pump.try_wait().unwrap() {
@@ -1612,7 +1625,7 @@ fn pump_stops_on_sigterm_while_the_server_is_gone() {
         if Instant::now() > deadline {
             let _ = pump.kill();
             let _ = pump.wait();
-            panic!("emq pump still running 20 s after SIGTERM with the server gone");
+            panic!("emq pump still running 20 s after SIGTERM, its round held by the server");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
