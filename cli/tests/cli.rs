@@ -1544,6 +1544,7 @@ fn doctor_warns_when_another_pump_advanced_a_repeat_off_its_grid() {
     let (_, out, _) = run(&url, &["doctor", "--sample", "10ms"]);
     let line = repeats_line(&out);
     assert!(line.starts_with("PASS  repeats "), "{out}");
+    assert!(!line[24..].contains("  "), "one sentence: {line}");
     assert!(
         line.contains("orders/nightly (cron: it deletes the record)")
             && !line.contains("orders/hourly"),
@@ -1559,6 +1560,7 @@ fn doctor_warns_when_another_pump_advanced_a_repeat_off_its_grid() {
     assert_eq!(code, 1, "{out}");
     let line = repeats_line(&out);
     assert!(line.starts_with("WARN  repeats "), "{out}");
+    assert!(!line[24..].contains("  "), "one sentence: {line}");
     assert!(
         line.contains("advanced orders/hourly off its grid") && line.contains("orders/nightly"),
         "{line}"

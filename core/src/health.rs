@@ -364,7 +364,9 @@ pub fn repeats_check(queues: &[(String, Vec<Repeat>)]) -> Check {
             "repeats",
             Status::Warn,
             format!(
-                "another pump advanced {} off its grid: the reference runtime's repeat pump runs                  next to EchoMQ's, and a slot can fire twice{risk} — let only one runtime pump                  repeats (docs/PROTOCOL-DECISIONS.md 13r.10)",
+                "another pump advanced {} off its grid: the reference runtime's repeat pump runs \
+                 next to EchoMQ's, and a slot can fire twice{risk} — let only one runtime pump \
+                 repeats (docs/PROTOCOL-DECISIONS.md 13r.10)",
                 advanced.join(", ")
             ),
         );
@@ -372,7 +374,8 @@ pub fn repeats_check(queues: &[(String, Vec<Repeat>)]) -> Check {
     let mut detail = format!("{total} repeatable job(s)");
     if !at_risk.is_empty() {
         detail.push_str(&format!(
-            "; only EchoMQ's pump may run {}: never run the reference runtime's repeat pump on              these queues",
+            "; only EchoMQ's pump may run {}: never run the reference runtime's repeat pump on \
+             these queues",
             at_risk.join(", ")
         ));
     }
