@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::probe::ServerProbe;
+use crate::repeat::Repeat;
 use crate::wire::WireVersion;
 
 /// How bad a check's finding is; ordered, so the worst of a list is its `max`.
@@ -300,6 +301,87 @@ fn clock(p: &ServerProbe) -> Check {
     )
 }
 
+/// What the reference runtime's repeat pump would do wrong to this record of
+/// ours, if anything (docs/PROTOCOL-DECISIONS.md 13r.10): it requires
+/// `every_ms` and deletes a record without it, and it reads neither `limit`
+/// nor `end_at`.
+fn reference_mishandles(r: &Repeat) -> Option<&'static str> {
+    if r.every_ms.is_none() {
+        Some("cron: it deletes the record")
+    } else if r.limit.is_some() {
+        Some("limit: it fires past it")
+    } else if r.end_at.is_some() {
+        Some("end_at: it fires past it")
+    } else {
+        None
+    }
+}
+
+/// The slot an interval repeat waits for is off the grid of the slot it
+/// last fired: EchoMQ's fire always advances on the grid (`last_slot + k ×
+/// every_ms`), and a changed spec resets `count`; the reference's pump sets
+/// its host's now + `every_ms` and leaves `count` and `last_slot` alone.
+fn advanced_by_another_pump(r: &Repeat) -> bool {
+    match (r.every_ms, r.last_run_ms) {
+        (Some(every), Some(last)) if every > 0 && r.count > 0 => {
+            r.next_run_ms <= last || (r.next_run_ms - last) % every != 0
+        }
+        _ => false,
+    }
+}
+
+/// The `repeats` check of `emq doctor`: the queues' repeatable jobs (each
+/// queue's [`Client::list_repeats`](crate::Client::list_repeats)) judged for
+/// a deployment shared with the reference runtime, whose repeat pump deletes
+/// cron-only records, ignores `limit` and `end_at`, and fires a slot ours
+/// fired again (13r.10). WARN when a record shows the reference's pump ran
+/// on it; otherwise PASS, naming the records only EchoMQ's pump may run.
+pub fn repeats_check(queues: &[(String, Vec<Repeat>)]) -> Check {
+    let named = |q: &str, r: &Repeat| format!("{q}/{}", r.name);
+    let total: usize = queues.iter().map(|(_, rs)| rs.len()).sum();
+    if total == 0 {
+        return Check::new("repeats", Status::Pass, "no repeatable jobs");
+    }
+    let mut advanced = Vec::new();
+    let mut at_risk = Vec::new();
+    for (q, repeats) in queues {
+        for r in repeats {
+            if advanced_by_another_pump(r) {
+                advanced.push(named(q, r));
+            }
+            if let Some(why) = reference_mishandles(r) {
+                at_risk.push(format!("{} ({why})", named(q, r)));
+            }
+        }
+    }
+    if !advanced.is_empty() {
+        let risk = if at_risk.is_empty() {
+            String::new()
+        } else {
+            format!("; it also mishandles {}", at_risk.join(", "))
+        };
+        return Check::new(
+            "repeats",
+            Status::Warn,
+            format!(
+                "another pump advanced {} off its grid: the reference runtime's repeat pump runs \
+                 next to EchoMQ's, and a slot can fire twice{risk} — let only one runtime pump \
+                 repeats (docs/PROTOCOL-DECISIONS.md 13r.10)",
+                advanced.join(", ")
+            ),
+        );
+    }
+    let mut detail = format!("{total} repeatable job(s)");
+    if !at_risk.is_empty() {
+        detail.push_str(&format!(
+            "; only EchoMQ's pump may run {}: never run the reference runtime's repeat pump on \
+             these queues",
+            at_risk.join(", ")
+        ));
+    }
+    Check::new("repeats", Status::Pass, detail)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,5 +465,48 @@ mod tests {
             Status::Warn
         );
         assert_eq!(worst(&[]), Status::Pass);
+    }
+
+    #[test]
+    fn repeats_advanced_off_their_grid_are_a_sighting_of_another_pump() {
+        let ours = Repeat {
+            name: "tick".into(),
+            every_ms: Some(1000),
+            next_run_ms: 10_000,
+            count: 3,
+            last_run_ms: Some(7_000),
+            ..Repeat::default()
+        };
+        let nightly = Repeat {
+            name: "nightly".into(),
+            cron: Some("0 3 * * *".into()),
+            tz: Some("UTC".into()),
+            next_run_ms: 50_000,
+            ..Repeat::default()
+        };
+        let check = |rs: Vec<Repeat>| repeats_check(&[("q".into(), rs)]);
+        assert_eq!(repeats_check(&[]).status, Status::Pass);
+        let c = check(vec![ours.clone(), nightly.clone()]);
+        assert_eq!(c.status, Status::Pass, "{}", c.detail);
+        assert!(c.detail.contains("q/nightly (cron"), "{}", c.detail);
+        assert!(!c.detail.contains("q/tick"), "{}", c.detail);
+        // Never fired by us (count 0): nothing to compare with.
+        let fresh = Repeat {
+            count: 0,
+            next_run_ms: 10_007,
+            ..ours.clone()
+        };
+        assert_eq!(check(vec![fresh]).status, Status::Pass);
+        let moved = Repeat {
+            next_run_ms: 10_007,
+            ..ours
+        };
+        let c = check(vec![moved, nightly]);
+        assert_eq!(c.status, Status::Warn);
+        assert!(
+            c.detail.contains("advanced q/tick") && c.detail.contains("q/nightly"),
+            "{}",
+            c.detail
+        );
     }
 }

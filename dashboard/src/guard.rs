@@ -4,13 +4,17 @@
 //! response headers that keep the page from running anything it did not ship.
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use crate::server::AppState;
+use crate::throttle::retry_after_secs;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "emq_dashboard";
@@ -49,16 +53,29 @@ impl Auth {
         )
     }
 
-    fn admits(&self, headers: &HeaderMap) -> bool {
-        if let Some(bearer) = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-        {
-            return self.token_matches(bearer.trim());
-        }
+    /// The session cookie is this server's (no token is checked here).
+    fn session_in(&self, headers: &HeaderMap) -> bool {
         cookie(headers, SESSION_COOKIE).is_some_and(|s| self.session_matches(s))
     }
+
+    #[cfg(test)]
+    fn admits(&self, headers: &HeaderMap) -> bool {
+        match bearer(headers) {
+            Some(token) => self.token_matches(token),
+            None => self.session_in(headers),
+        }
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header. The scheme is
+/// case-insensitive (RFC 9110 §11.1: `bearer`, `BEARER` are the same scheme);
+/// any other scheme is no bearer token.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once([' ', '\t'])?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
 }
 
 fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -115,6 +132,79 @@ pub fn json_error(status: StatusCode, kind: &str, message: &str) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
+/// The address a request came from (`None` for a router served without
+/// connect info: such requests share one throttle entry).
+pub fn client_ip(request: &Request) -> std::net::IpAddr {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |c| c.0.ip())
+}
+
+/// `429 Too Many Requests` with `Retry-After`, for an address that must wait.
+pub fn throttled(wait: Duration) -> Response {
+    let secs = retry_after_secs(wait);
+    let mut response = json_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "throttled",
+        &format!("too many wrong tokens from this address: try again in {secs} s"),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
+/// Add `Retry-After` to a refusal when the failure imposed a delay.
+pub fn with_delay(mut response: Response, delay: Option<Duration>) -> Response {
+    if let Some(d) = delay {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs(d)));
+    }
+    response
+}
+
+/// `None` when the request may pass; else the refusal. A bearer token is
+/// an attempt: throttled per address, counted when wrong, resetting the
+/// count when right. A session cookie is not (its secret is 256 random bits,
+/// and a stale one after a restart must not lock a browser out).
+fn check_credentials(
+    state: &AppState,
+    auth: &Auth,
+    request: &Request,
+    path: &str,
+) -> Option<Response> {
+    let ip = client_ip(request);
+    let unauthorized = || {
+        if path.starts_with("/api/") {
+            json_error(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "a token is required: Authorization: Bearer <token>",
+            )
+        } else {
+            crate::server::login_page(StatusCode::UNAUTHORIZED, false)
+        }
+    };
+    match bearer(request.headers()) {
+        Some(token) => {
+            let now = Instant::now();
+            if let Some(wait) = state.throttle.wait(ip, now) {
+                return Some(throttled(wait));
+            }
+            if auth.token_matches(token) {
+                state.throttle.succeeded(ip);
+                None
+            } else {
+                Some(with_delay(unauthorized(), state.throttle.failed(ip, now)))
+            }
+        }
+        None if auth.session_in(request.headers()) => None,
+        None => Some(unauthorized()),
+    }
+}
+
 /// The gate every route but the login page and its stylesheet passes.
 pub async fn gate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
@@ -127,16 +217,8 @@ pub async fn gate(State(state): State<AppState>, request: Request, next: Next) -
         );
     }
     if let Some(auth) = &state.auth {
-        if !auth.admits(request.headers()) {
-            return if path.starts_with("/api/") {
-                json_error(
-                    StatusCode::UNAUTHORIZED,
-                    "unauthorized",
-                    "a token is required: Authorization: Bearer <token>",
-                )
-            } else {
-                crate::server::login_page(StatusCode::UNAUTHORIZED, false)
-            };
+        if let Some(refused) = check_credentials(&state, auth, &request, &path) {
+            return refused;
         }
     }
     if request.method() == Method::POST {
@@ -203,6 +285,14 @@ mod tests {
         let auth = Auth::new("s3cret".into()).unwrap();
         assert!(auth.admits(&headers(&[("authorization", "Bearer s3cret")])));
         assert!(!auth.admits(&headers(&[("authorization", "Bearer nope")])));
+        for scheme in ["bearer", "BEARER", "bEaReR"] {
+            let value = HeaderValue::from_str(&format!("{scheme}  s3cret")).unwrap();
+            let mut h = HeaderMap::new();
+            h.insert("authorization", value);
+            assert!(auth.admits(&h), "{scheme}");
+        }
+        assert!(!auth.admits(&headers(&[("authorization", "Basic s3cret")])));
+        assert!(!auth.admits(&headers(&[("authorization", "Bearers3cret")])));
         assert!(!auth.admits(&headers(&[("cookie", "emq_dashboard=s3cret")])));
         let cookie = format!("a=b; {SESSION_COOKIE}={}", auth.session);
         let mut h = HeaderMap::new();

@@ -17,7 +17,7 @@
 //! `live` (sampling and queue events for the live view and the chart),
 //! `health` (the overview's health panel, from the doctor's checks),
 //! `payload` (how a payload is shown), `server` (router, embedded page,
-//! listener).
+//! listener), `throttle` (wrong tokens per client address).
 
 mod api;
 mod guard;
@@ -26,6 +26,7 @@ mod live;
 pub mod options;
 mod payload;
 mod server;
+mod throttle;
 
 pub use options::DashboardOptions;
 pub use server::{bind, Bound};

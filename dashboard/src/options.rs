@@ -11,6 +11,8 @@ use crate::DashboardError;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9470";
 /// How often counts are sampled for the live view and the throughput chart.
 pub const DEFAULT_REFRESH: Duration = Duration::from_secs(1);
+/// The first delay a wrong token imposes past the free failures.
+pub const DEFAULT_LOGIN_BACKOFF: Duration = Duration::from_secs(1);
 
 /// How to run the dashboard. Build it with [`DashboardOptions::new`] and
 /// adjust the fields; [`crate::bind`] checks them.
@@ -31,6 +33,11 @@ pub struct DashboardOptions {
     pub server_label: String,
     /// Sampling period of the live view.
     pub refresh: Duration,
+    /// Wrong tokens (login form or bearer header) are throttled per client
+    /// address: after 3 free failures each one makes the address wait this
+    /// long, doubling with every further failure, up to 5 minutes; a right
+    /// token resets the count. Default 1 s; zero is refused.
+    pub login_backoff: Duration,
 }
 
 impl std::fmt::Debug for DashboardOptions {
@@ -42,6 +49,7 @@ impl std::fmt::Debug for DashboardOptions {
             .field("queues", &self.queues)
             .field("server_label", &self.server_label)
             .field("refresh", &self.refresh)
+            .field("login_backoff", &self.login_backoff)
             .finish()
     }
 }
@@ -56,6 +64,7 @@ impl DashboardOptions {
             queues,
             server_label: String::new(),
             refresh: DEFAULT_REFRESH,
+            login_backoff: DEFAULT_LOGIN_BACKOFF,
         }
     }
 
@@ -89,6 +98,11 @@ impl DashboardOptions {
         }
         if self.refresh.is_zero() {
             return Err(DashboardError::Options("refresh must be above zero".into()));
+        }
+        if self.login_backoff.is_zero() {
+            return Err(DashboardError::Options(
+                "login_backoff must be above zero".into(),
+            ));
         }
         Ok(())
     }

@@ -4,9 +4,9 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -18,6 +18,7 @@ use tokio::sync::watch;
 
 use crate::guard::{self, Auth};
 use crate::live::{Sampler, Snapshot, BUCKET};
+use crate::throttle::{retry_after_secs, LoginThrottle};
 use crate::{api, health, DashboardError, DashboardOptions};
 
 const INDEX_HTML: &str = include_str!("../assets/index.html");
@@ -35,6 +36,8 @@ pub struct AppState {
     /// served (a DNS-rebound hostname could otherwise read the page).
     pub loopback_only: bool,
     pub sampler: Arc<Sampler>,
+    /// Wrong tokens per client address (login form and bearer header).
+    pub throttle: Arc<LoginThrottle>,
     /// Turns true when shutdown begins, so open event streams end and the
     /// graceful shutdown does not wait on them forever.
     pub stopping: watch::Receiver<bool>,
@@ -73,7 +76,11 @@ impl Bound {
             shutdown.await;
             stop.send_replace(true);
         };
-        let served = axum::serve(self.listener, self.router)
+        // Connect info: the client address the login throttle counts by.
+        let app = self
+            .router
+            .into_make_service_with_connect_info::<SocketAddr>();
+        let served = axum::serve(self.listener, app)
             .with_graceful_shutdown(shutdown)
             .await;
         for task in tasks {
@@ -115,6 +122,7 @@ pub async fn bind(
         loopback_only: auth.is_none() && options.listen.ip().is_loopback(),
         auth,
         sampler: sampler.clone(),
+        throttle: Arc::new(LoginThrottle::new(options.login_backoff)),
         stopping,
     };
     let listener = tokio::net::TcpListener::bind(options.listen)
@@ -188,7 +196,24 @@ pub fn login_page(status: StatusCode, failed: bool) -> Response {
     } else {
         ""
     };
+    login_page_noting(status, note)
+}
+
+fn login_page_noting(status: StatusCode, note: &str) -> Response {
     (status, Html(LOGIN_HTML.replace("<!--NOTE-->", note))).into_response()
+}
+
+/// The login form of an address that must wait: 429 and `Retry-After`.
+fn throttled_login(wait: Duration) -> Response {
+    let secs = retry_after_secs(wait);
+    let note = format!(
+        r#"<p class="login-error" role="alert">Too many wrong tokens: try again in {secs} s.</p>"#
+    );
+    let mut response = login_page_noting(StatusCode::TOO_MANY_REQUESTS, &note);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, secs.into());
+    response
 }
 
 #[derive(Deserialize)]
@@ -198,6 +223,7 @@ struct LoginForm {
 
 async fn login(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
@@ -211,9 +237,15 @@ async fn login(
             "login from another site",
         );
     }
-    if !auth.token_matches(form.token.trim()) {
-        return login_page(StatusCode::UNAUTHORIZED, true);
+    let now = Instant::now();
+    if let Some(wait) = state.throttle.wait(peer.ip(), now) {
+        return throttled_login(wait);
     }
+    if !auth.token_matches(form.token.trim()) {
+        let delay = state.throttle.failed(peer.ip(), now);
+        return guard::with_delay(login_page(StatusCode::UNAUTHORIZED, true), delay);
+    }
+    state.throttle.succeeded(peer.ip());
     (
         [(header::SET_COOKIE, auth.session_cookie())],
         Redirect::to("/"),

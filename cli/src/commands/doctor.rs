@@ -6,7 +6,7 @@
 //! the version the deployment is fenced at, from the queues' own verbs spoken
 //! at that version (the lease and dead-set checks below).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use echomq::health::{self, server_checks_speaking, Check, Status};
@@ -28,6 +28,10 @@ pub struct DoctorArgs {
 /// How far past its lease deadline an active job must be before the doctor
 /// says no one reaps it (a worker's pump runs every second by default).
 const REAP_GRACE_MS: u64 = 10_000;
+
+/// How often the dead sets are read during the sample (it ends at the first
+/// growth seen).
+const SAMPLE_POLL: Duration = Duration::from_millis(250);
 
 async fn queue_checks(ctx: &Ctx, wire: WireVersion, sample: Duration) -> Result<Vec<Check>, Fail> {
     let client = ctx.connect_speaking(wire).await?;
@@ -69,14 +73,37 @@ async fn queue_checks(ctx: &Ctx, wire: WireVersion, sample: Duration) -> Result<
             ),
         )
     });
-    tokio::time::sleep(sample).await;
-    let mut growing = Vec::new();
-    for (q, before) in queues.iter().zip(dead_before) {
-        let after = client.counts(q).await?.dead;
-        if after > before {
-            growing.push(format!("{q} (+{})", after - before));
+    // Repeats are 2.1.0 registrations: a deployment fenced at 2.0.0 has none.
+    if wire >= WireVersion::V2_1_0 {
+        let mut repeats = Vec::with_capacity(queues.len());
+        for q in &queues {
+            repeats.push((q.clone(), client.list_repeats(q).await?));
         }
+        checks.push(health::repeats_check(&repeats));
     }
+    // Said once the first reading is taken, so whoever waits on the doctor
+    // (an operator, a test) knows from when a dead-letter counts.
+    eprintln!(
+        "emq doctor: watching {} dead set(s) for {}",
+        queues.len(),
+        humantime::format_duration(sample)
+    );
+    let until = Instant::now() + sample;
+    let growing = loop {
+        let left = until.saturating_duration_since(Instant::now());
+        tokio::time::sleep(left.min(SAMPLE_POLL)).await;
+        let mut growing = Vec::new();
+        for (q, before) in queues.iter().zip(&dead_before) {
+            let after = client.counts(q).await?.dead;
+            if after > *before {
+                growing.push(format!("{q} (+{})", after - before));
+            }
+        }
+        // Growth seen is the finding: no need to wait out the window.
+        if !growing.is_empty() || Instant::now() >= until {
+            break growing;
+        }
+    };
     checks.push(if growing.is_empty() {
         Check::new(
             "dead sets",
@@ -88,7 +115,7 @@ async fn queue_checks(ctx: &Ctx, wire: WireVersion, sample: Duration) -> Result<
             "dead sets",
             Status::Warn,
             format!(
-                "growing in {}: {} — see `emq dead QUEUE`",
+                "growing within {}: {} — see `emq dead QUEUE`",
                 humantime::format_duration(sample),
                 growing.join(", ")
             ),

@@ -1,17 +1,19 @@
 //! `emq pump`: the worker's pumps for deployments whose workers run none —
 //! promote due scheduled jobs, reap lapsed leases (with the stall cap, as the
 //! worker's reap does), fire due repeatable jobs, apply dead-set retention —
-//! on an interval, until SIGTERM or Ctrl-C.
+//! on an interval, until SIGTERM or Ctrl-C. Progress lines go to stderr;
+//! with `--json`, one compact JSON object per tick goes to stdout instead.
 
 use std::cell::Cell;
 use std::time::Duration;
 
 use clap::Args;
 use echomq::{Client, DeadBound, WireVersion};
+use serde_json::{json, Value};
 
 use super::{check_queues, Ctx};
 use crate::fail::{Fail, EXIT_OK};
-use crate::time;
+use crate::{out, time};
 
 /// Jobs one pump call moves at most (as the worker's pump).
 const PUMP_LIMIT: u64 = 1_000;
@@ -102,6 +104,20 @@ async fn round(
     })
 }
 
+/// A queue's part of a `--json` tick: what moved, or the error.
+fn moved_json(queue: &str, moved: &echomq::Result<Moved>) -> Value {
+    match moved {
+        Ok(m) => json!({
+            "queue": queue, "promoted": m.promoted, "reaped": m.reaped,
+            "stall_dead": m.stall_dead, "repeats_fired": m.repeats, "dead_trimmed": m.trimmed,
+        }),
+        Err(e) => json!({
+            "queue": queue,
+            "error": {"kind": e.kind().code(), "message": e.message()},
+        }),
+    }
+}
+
 #[cfg(unix)]
 async fn terminated() {
     use tokio::signal::unix::{signal, SignalKind};
@@ -145,15 +161,28 @@ pub async fn pump(ctx: &Ctx, a: PumpArgs) -> Result<i32, Fail> {
     tokio::pin!(stop);
     let mut tick = tokio::time::interval(a.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
+    'ticks: loop {
         tokio::select! {
             _ = &mut stop => break,
             _ = tick.tick() => {}
         }
+        let mut tick_json = Vec::with_capacity(a.queues.len());
         for q in &a.queues {
             // A failed round is reported and retried next tick, as the
             // worker's pump does; the pump outlives a server restart.
-            match round(&client, q, retention, a.max_stalls).await {
+            // A stop ends a round in flight too: with the server gone, a
+            // round can wait out response timeouts call after call. Each
+            // script is atomic on the server, so an abandoned reply loses
+            // nothing the next pump would not redo.
+            let moved = tokio::select! {
+                _ = &mut stop => break 'ticks,
+                moved = round(&client, q, retention, a.max_stalls) => moved,
+            };
+            if ctx.json {
+                tick_json.push(moved_json(q, &moved));
+                continue;
+            }
+            match moved {
                 Ok(m) if m == Moved::default() => {}
                 Ok(m) => {
                     let stalled = match m.stall_dead {
@@ -167,6 +196,11 @@ pub async fn pump(ctx: &Ctx, a: PumpArgs) -> Result<i32, Fail> {
                 }
                 Err(e) => eprintln!("emq pump: {q}: {}", e.message()),
             }
+        }
+        if ctx.json {
+            // One object per tick, quiet ticks included: a reader can tell
+            // a pump that runs and finds nothing from one that stopped.
+            out::json_line(&json!({"at_ms": time::now_ms(), "queues": tick_json}));
         }
     }
     eprintln!("emq pump: stopped");

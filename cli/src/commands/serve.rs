@@ -18,6 +18,8 @@ use echomq_dashboard::{bind, shutdown_signal, DashboardError, DashboardOptions};
 
 use super::{check_queues, Ctx};
 use crate::fail::{Fail, EXIT_OK};
+use crate::out;
+use serde_json::json;
 
 /// The content type of Prometheus text exposition 0.0.4.
 const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -41,9 +43,10 @@ pub async fn metrics(ctx: &Ctx, args: MetricsArgs) -> Result<i32, Fail> {
     check_queues(&args.queues)?;
     let client = ctx.connect().await?;
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
-    println!(
-        "emq metrics: serving http://{}/metrics",
-        listener.local_addr()?
+    announce(
+        ctx,
+        "emq metrics: serving",
+        &format!("http://{}/metrics", listener.local_addr()?),
     );
     let exporter = Arc::new(Exporter {
         client,
@@ -56,6 +59,19 @@ pub async fn metrics(ctx: &Ctx, args: MetricsArgs) -> Result<i32, Fail> {
         .with_graceful_shutdown(shutdown_signal())
         .await?;
     Ok(EXIT_OK)
+}
+
+/// The one line a serving command prints, once it listens: `what URL`, or
+/// with `--json` `{"url": URL}` (the port chosen for `--listen …:0`, for a
+/// script to read). What is served does not change with `--json`: `/metrics`
+/// stays Prometheus text, and the dashboard's API is JSON anyway.
+fn announce(ctx: &Ctx, what: &str, url: &str) {
+    if ctx.json {
+        out::json_line(&json!({ "url": url }));
+    } else {
+        println!("{what} {url}");
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    }
 }
 
 /// One scrape: a failed read answers 503 with the reason, so Prometheus
@@ -120,7 +136,11 @@ pub async fn dashboard(ctx: &Ctx, args: DashboardArgs) -> Result<i32, Fail> {
     options.server_label = echomq::redact::redact_url(&ctx.url);
     options.check().map_err(dashboard_fail)?;
     let bound = bind(client, options).await.map_err(dashboard_fail)?;
-    println!("EchoMQ dashboard on http://{}/", bound.local_addr()?);
+    announce(
+        ctx,
+        "EchoMQ dashboard on",
+        &format!("http://{}/", bound.local_addr()?),
+    );
     bound
         .run_until(shutdown_signal())
         .await

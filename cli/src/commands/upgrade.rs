@@ -66,7 +66,7 @@ pub async fn upgrade(ctx: &Ctx, a: UpgradeArgs) -> Result<i32, Fail> {
         }
     }
     let found = match where_the_record_stands(ctx, to).await? {
-        Record::AlreadyAt => return already(ctx, from, to),
+        Record::AlreadyAt => return already(ctx, from, to, a.dry_run),
         Record::Holds(found) => found,
     };
     let known = WireVersion::parse(&found).ok();
@@ -139,7 +139,7 @@ pub async fn upgrade(ctx: &Ctx, a: UpgradeArgs) -> Result<i32, Fail> {
     }
     if report.already_current {
         // Moved by someone else between our two connections.
-        return already(ctx, Some(from), to);
+        return already(ctx, Some(from), to, a.dry_run);
     }
     if ctx.json {
         out::json(&report_json(&found, a.dry_run, &report));
@@ -150,11 +150,16 @@ pub async fn upgrade(ctx: &Ctx, a: UpgradeArgs) -> Result<i32, Fail> {
 }
 
 /// The record already holds `to`: say so, exit 0.
-fn already(ctx: &Ctx, from: Option<WireVersion>, to: WireVersion) -> Result<i32, Fail> {
+fn already(
+    ctx: &Ctx,
+    from: Option<WireVersion>,
+    to: WireVersion,
+    dry_run: bool,
+) -> Result<i32, Fail> {
     if ctx.json {
         out::json(&json!({
             "from": from.map(WireVersion::as_str), "to": to.as_str(), "found": to.as_str(),
-            "dry_run": false, "already_current": true, "probes": [], "scratch_queue": null,
+            "dry_run": dry_run, "already_current": true, "probes": [], "scratch_queue": null,
             "clients_known": null, "older_clients": [], "upgraded": false,
         }));
     } else {

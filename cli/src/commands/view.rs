@@ -32,7 +32,7 @@ pub async fn snapshots(client: &Client, queues: &[String]) -> Result<Vec<Snapsho
     Ok(out)
 }
 
-fn counts_json(s: &Snapshot) -> Value {
+pub fn counts_json(s: &Snapshot) -> Value {
     let c = &s.counts;
     json!({
         "queue": s.queue, "pending": c.pending, "active": c.active,

@@ -2,7 +2,8 @@
 //! oldest pending job's age, refreshed every interval. On a terminal it draws
 //! on the alternate screen (crossterm) and quits on `q`, Esc or Ctrl-C,
 //! restoring the terminal even on an error; elsewhere it prints one plain
-//! frame per refresh, so it can be piped or tested.
+//! frame per refresh, so it can be piped or tested; with `--json`, one
+//! compact JSON object per refresh (never the screen).
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -12,8 +13,9 @@ use clap::Args;
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, execute, terminal};
 use echomq::{BrowseSet, Client, Counts};
+use serde_json::{json, Value};
 
-use super::view::{rate, snapshots};
+use super::view::{counts_json, rate, snapshots};
 use super::{check_queues, Ctx};
 use crate::fail::{Fail, EXIT_OK};
 use crate::{out, time};
@@ -88,12 +90,26 @@ fn quit_pressed(limit: Duration) -> std::io::Result<bool> {
     }
 }
 
-async fn frame(
+/// One queue's line of a refresh: counts, rates over the last interval
+/// (`None` on the first refresh) and the oldest pending job's age.
+struct Line {
+    snap: super::view::Snapshot,
+    /// Completed and failed jobs per second since the previous refresh.
+    rates: Option<(f64, f64)>,
+    oldest_pending_ms: Option<u64>,
+}
+
+/// One refresh: the server's clock and a line per queue.
+struct Frame {
+    at_ms: u64,
+    lines: Vec<Line>,
+}
+
+async fn read_frame(
     client: &Client,
-    ctx_url: &str,
     named: &[String],
     previous: &mut Option<(Instant, BTreeMap<String, Counts>)>,
-) -> Result<String, Fail> {
+) -> Result<Frame, Fail> {
     let queues = if named.is_empty() {
         client.queues().await?
     } else {
@@ -102,53 +118,73 @@ async fn frame(
     let taken = Instant::now();
     let snaps = snapshots(client, &queues).await?;
     let now = client.server_now_ms().await?;
-    let mut rows = Vec::with_capacity(snaps.len());
-    for s in &snaps {
-        let oldest = client
-            .browse(&s.queue, BrowseSet::Pending, false, 1, None)
+    let mut lines = Vec::with_capacity(snaps.len());
+    for snap in snaps {
+        let oldest_pending_ms = client
+            .browse(&snap.queue, BrowseSet::Pending, false, 1, None)
             .await?
             .first()
-            .map(|id| time::short(now.saturating_sub(id.minted_at_ms())))
-            .unwrap_or_else(|| "-".into());
-        let before = previous
+            .map(|id| now.saturating_sub(id.minted_at_ms()));
+        let rates = previous
             .as_ref()
-            .and_then(|(at, m)| Some((*at, m.get(&s.queue)?)));
-        let (done, failed, fail_pct) = match before {
-            Some((at, b)) => {
-                let d = rate(b.completed, s.counts.completed, taken - at);
-                let f = rate(b.failed, s.counts.failed, taken - at);
-                let pct = if d + f > 0.0 {
-                    format!("{:.1}%", 100.0 * f / (d + f))
-                } else {
-                    "-".into()
-                };
-                (format!("{d:.1}"), format!("{f:.1}"), pct)
-            }
-            None => ("-".into(), "-".into(), "-".into()),
-        };
-        let c = &s.counts;
-        rows.push(vec![
-            s.queue.clone() + if s.paused { " (paused)" } else { "" },
-            c.pending.to_string(),
-            c.active.to_string(),
-            c.scheduled.to_string(),
-            c.dead.to_string(),
-            done,
-            failed,
-            fail_pct,
-            oldest,
-        ]);
+            .and_then(|(at, m)| Some((*at, m.get(&snap.queue)?)))
+            .map(|(at, b)| {
+                (
+                    rate(b.completed, snap.counts.completed, taken - at),
+                    rate(b.failed, snap.counts.failed, taken - at),
+                )
+            });
+        lines.push(Line {
+            snap,
+            rates,
+            oldest_pending_ms,
+        });
     }
     *previous = Some((
         taken,
-        snaps.into_iter().map(|s| (s.queue, s.counts)).collect(),
+        lines
+            .iter()
+            .map(|l| (l.snap.queue.clone(), l.snap.counts))
+            .collect(),
     ));
+    Ok(Frame { at_ms: now, lines })
+}
+
+/// The failure share of the jobs settled over the last interval, if any were.
+fn fail_ratio(rates: Option<(f64, f64)>) -> Option<f64> {
+    rates.and_then(|(d, f)| (d + f > 0.0).then(|| f / (d + f)))
+}
+
+fn frame_text(frame: &Frame, ctx_url: &str) -> String {
+    let rows: Vec<Vec<String>> = frame
+        .lines
+        .iter()
+        .map(|l| {
+            let s = &l.snap;
+            let c = &s.counts;
+            let (done, failed) = match l.rates {
+                Some((d, f)) => (format!("{d:.1}"), format!("{f:.1}")),
+                None => ("-".into(), "-".into()),
+            };
+            vec![
+                s.queue.clone() + if s.paused { " (paused)" } else { "" },
+                c.pending.to_string(),
+                c.active.to_string(),
+                c.scheduled.to_string(),
+                c.dead.to_string(),
+                done,
+                failed,
+                fail_ratio(l.rates).map_or("-".into(), |r| format!("{:.1}%", 100.0 * r)),
+                l.oldest_pending_ms.map_or("-".into(), time::short),
+            ]
+        })
+        .collect();
     let title = format!(
         "emq watch — {} — {} (q quits)\n\n",
         crate::fail::redact_url(ctx_url),
-        time::rfc3339(now)
+        time::rfc3339(frame.at_ms)
     );
-    Ok(title
+    title
         + &out::table_text(
             &[
                 "QUEUE",
@@ -162,7 +198,25 @@ async fn frame(
                 "OLDEST",
             ],
             &rows,
-        ))
+        )
+}
+
+/// `--json`: one compact object per refresh (the `stats --watch` shape plus
+/// the failure ratio and the oldest pending job's age).
+fn frame_json(frame: &Frame) -> Value {
+    let queues: Vec<Value> = frame
+        .lines
+        .iter()
+        .map(|l| {
+            let mut v = counts_json(&l.snap);
+            v["completed_per_s"] = json!(l.rates.map(|r| r.0));
+            v["failed_per_s"] = json!(l.rates.map(|r| r.1));
+            v["fail_ratio"] = json!(fail_ratio(l.rates));
+            v["oldest_pending_age_ms"] = json!(l.oldest_pending_ms);
+            v
+        })
+        .collect();
+    json!({"at_ms": frame.at_ms, "queues": queues})
 }
 
 pub async fn watch(ctx: &Ctx, a: WatchArgs) -> Result<i32, Fail> {
@@ -173,17 +227,21 @@ pub async fn watch(ctx: &Ctx, a: WatchArgs) -> Result<i32, Fail> {
     let client = ctx.connect().await?;
     let mut previous = None;
     let mut round = 0u64;
-    let on_terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    // --json never draws: a stream of objects is for programs, not screens.
+    let on_terminal =
+        !ctx.json && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     let screen = if on_terminal {
         Some(Screen::enter()?)
     } else {
         None
     };
     loop {
-        let text = frame(&client, &ctx.url, &a.queues, &mut previous).await?;
+        let frame = read_frame(&client, &a.queues, &mut previous).await?;
         match &screen {
-            Some(s) => s.draw(&text)?,
+            _ if ctx.json => out::json_line(&frame_json(&frame)),
+            Some(s) => s.draw(&frame_text(&frame, &ctx.url))?,
             None => {
+                let text = frame_text(&frame, &ctx.url);
                 if round > 0 {
                     println!();
                 }
