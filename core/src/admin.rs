@@ -190,13 +190,7 @@ impl Client {
             &scripts::REQUEUE_DEAD_MANY
         };
         let moved = self
-            .batched(
-                script,
-                &[&keys.dead, &keys.pending],
-                &keys,
-                &[],
-                &mut left,
-            )
+            .batched(script, &[&keys.dead, &keys.pending], &keys, &[], &mut left)
             .await?;
         if moved > 0 {
             self.send_wake_hint(&keys).await;

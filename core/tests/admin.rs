@@ -241,7 +241,9 @@ async fn requeue_all_dead_moves_every_dead_job_back_to_pending() {
     make_dead(&client, &ids).await;
     let mut raw = server.raw();
     // As a stall-dead job carries it (13.7): the requeue resets it.
-    let _: () = raw.hset(key(&format!("job:{}", ids[0])), "stalled", "2").unwrap();
+    let _: () = raw
+        .hset(key(&format!("job:{}", ids[0])), "stalled", "2")
+        .unwrap();
     assert_eq!(client.requeue_all_dead(Q, None).await.unwrap(), 3);
     assert!(members(&mut raw, "dead").is_empty());
     assert_eq!(members(&mut raw, "pending").len(), 3);
@@ -350,7 +352,11 @@ async fn a_requeued_job_that_used_up_its_attempts_runs_again() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(members(&mut raw, "dead").is_empty());
-    assert_eq!(failed_count(&mut raw), 1, "the requeued job was not failed again");
+    assert_eq!(
+        failed_count(&mut raw),
+        1,
+        "the requeued job was not failed again"
+    );
     worker.stop();
     run.await.unwrap().unwrap();
 }
