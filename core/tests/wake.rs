@@ -735,8 +735,15 @@ async fn an_idle_worker_sends_about_a_command_a_second() {
         tokio::time::sleep(Duration::from_secs(8)).await;
         let sent = worker_commands(&mut raw) - before;
         let per_second = sent as f64 / window.elapsed().as_secs_f64();
-        // Without events ≈ 1.2 (1 BLPOP/s + next_due per 5 s); with ≈ 0.6.
-        let bound = if events { 1.0 } else { 1.5 };
+        // Measured: 8 in 8 s without events (a BLPOP a second), 4 with (a
+        // park and its claim per 5 s fallback, and the pumps' next_due).
+        // The bounds leave room for a slow machine, and the second is below
+        // what polling sends, so it fails if the events are not heard.
+        let bound = if events { 0.75 } else { 1.2 };
+        eprintln!(
+            "events {events}: {sent} worker commands in {:?}",
+            window.elapsed()
+        );
         assert!(
             per_second <= bound,
             "events {events}: {sent} commands in {:?} ({per_second:.2}/s)",
