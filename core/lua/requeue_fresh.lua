@@ -9,7 +9,7 @@ if redis.call('ZSCORE', KEYS[1], ARGV[1]) == false or redis.call('EXISTS', KEYS[
   return 'notdead'
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HSET', KEYS[2], 'state', 'pending')
+redis.call('HSET', KEYS[2], 'state', 'pending', 'attempts', '0')
 redis.call('HDEL', KEYS[2], 'last_error', 'stalled')
 redis.call('ZADD', KEYS[3], 0, ARGV[1])
 return 'ok'

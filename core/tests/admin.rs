@@ -341,8 +341,9 @@ async fn a_requeued_job_that_used_up_its_attempts_runs_again() {
     while runs.load(Ordering::SeqCst) < 3 {
         assert!(
             Instant::now() < deadline,
-            "the requeued job never ran again (dead: {:?})",
-            members(&mut raw, "dead")
+            "the requeued job never ran again (dead: {:?}, row {:?})",
+            members(&mut raw, "dead"),
+            raw.hgetall::<_, HashMap<String, String>>(key(&format!("job:{}", e.id)))
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

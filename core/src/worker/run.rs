@@ -170,7 +170,7 @@ impl Run {
             let keys = crate::keys::QueueKeys::new(&shared.queue).expect("a checked queue name");
             Wake::new(shared.client.clone(), keys.wake, keys.pending)
         });
-        let _watch: Option<Owned> = None;
+        let _watch = wake.clone().map(|w| Owned::spawn(w.watch()));
         let capacity = shared.options.concurrency * 2;
         let (settle_tx, settle_rx) = mpsc::channel::<Settlement>(capacity);
         let settler = tokio::spawn(settler(shared.clone(), settle_rx));
