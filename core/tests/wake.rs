@@ -753,3 +753,24 @@ async fn an_idle_worker_sends_about_a_command_a_second() {
         running.await.unwrap().unwrap();
     }
 }
+
+/// The doctor's `keyspace-events` verdict, judged from the real server's
+/// `CONFIG GET` before and after an operator turns the events on.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_keyspace_events_check_reads_the_servers_setting() {
+    use echomq::health::{keyspace_events, Status};
+    let server = Server::start();
+    let mut raw = server.raw();
+    let read = |raw: &mut redis::Connection| -> String {
+        let pair: Vec<String> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("notify-keyspace-events")
+            .query(raw)
+            .unwrap();
+        pair[1].clone()
+    };
+    assert_eq!(keyspace_events(Some(&read(&mut raw))).status, Status::Warn);
+    keyspace_events_on(&server);
+    assert_eq!(keyspace_events(Some(&read(&mut raw))).status, Status::Pass);
+    assert_eq!(keyspace_events(None).status, Status::Warn);
+}
