@@ -190,14 +190,13 @@ impl Client {
     pub async fn requeue_all_dead(&self, queue: &str, limit: Option<u64>) -> Result<u64> {
         let keys = QueueKeys::new(queue)?;
         let mut left = checked_limit(limit)?;
+        let script = if self.wire_version() >= crate::WireVersion::V2_1_0 {
+            &scripts::REQUEUE_FRESH_MANY
+        } else {
+            &scripts::REQUEUE_DEAD_MANY
+        };
         let moved = self
-            .batched(
-                &scripts::REQUEUE_DEAD_MANY,
-                &[&keys.dead, &keys.pending],
-                &keys,
-                &[],
-                &mut left,
-            )
+            .batched(script, &[&keys.dead, &keys.pending], &keys, &[], &mut left)
             .await?;
         if moved > 0 {
             self.send_wake_hint(&keys).await;

@@ -1219,15 +1219,23 @@ impl Client {
             .await
     }
 
-    /// Return a dead job to pending (attempts kept, last_error cleared).
+    /// Return a dead job to pending, last_error cleared. At wire 2.1.0 it
+    /// starts afresh (`attempts` and `stalled` reset: the 2.1.0 claim caps
+    /// attempts, so a job that used them up would die again unrun); a 2.0.0
+    /// client keeps them, as its claim has no cap.
     pub async fn requeue_dead(&self, queue: &str, id: &str) -> Result<()> {
         let keys = QueueKeys::new(queue)?;
         let id = BrandedId::parse(id)?;
         let row = keys.job(&id);
+        let script = if self.wire_version() >= WireVersion::V2_1_0 {
+            &scripts::REQUEUE_FRESH
+        } else {
+            &scripts::REQUEUE_DEAD
+        };
         let answer = self
             .transport
             .script(
-                &scripts::REQUEUE_DEAD,
+                script,
                 &[&keys.dead, &row, &keys.pending],
                 &[id.as_str().as_bytes()],
             )

@@ -382,6 +382,46 @@ pub fn repeats_check(queues: &[(String, Vec<Repeat>)]) -> Check {
     Check::new("repeats", Status::Pass, detail)
 }
 
+/// Whether the server's `notify-keyspace-events` flags publish what an idle
+/// worker listens for: keyspace events (`K`) of sorted-set commands (`z`,
+/// or `A` for all classes), so a `ZADD` to a queue's pending set reaches
+/// `__keyspace@<db>__:emq:{q}:pending` (docs/PROTOCOL-DECISIONS.md 39.12).
+pub fn keyspace_events_cover_pending(flags: &str) -> bool {
+    flags.contains('K') && (flags.contains('z') || flags.contains('A'))
+}
+
+/// The `keyspace-events` check, from the value of `CONFIG GET
+/// notify-keyspace-events` (`None`: the server refused `CONFIG`). Never a
+/// failure: without notifications an idle worker still picks up a job
+/// written without a wake hint within about a second, polling; with them
+/// within milliseconds. EchoMQ never changes the server's configuration.
+pub fn keyspace_events(flags: Option<&str>) -> Check {
+    const NAME: &str = "keyspace-events";
+    match flags {
+        Some(f) if keyspace_events_cover_pending(f) => Check::new(
+            NAME,
+            Status::Pass,
+            format!("notify-keyspace-events '{f}': idle workers hear hintless enqueues at once"),
+        ),
+        Some(f) => Check::new(
+            NAME,
+            Status::Warn,
+            format!(
+                "notify-keyspace-events '{f}' lacks K and z: a job from a producer that sends no \
+                 wake hint (another runtime, redis-cli) waits up to ~1 s for an idle worker; \
+                 to hear it at once: CONFIG SET notify-keyspace-events Kz (add the letters to \
+                 what is set; persist it in the server's config)"
+            ),
+        ),
+        None => Check::new(
+            NAME,
+            Status::Warn,
+            "CONFIG refused, notify-keyspace-events unknown: idle workers poll for jobs \
+             written without a wake hint (~1 s); if the service lets you, enable Kz",
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -203,6 +203,19 @@ pub static PURGE_DEAD_CASCADE: Script = Script::since(
     "purge_dead_cascade",
     include_str!("../lua/purge_dead_cascade.lua"),
 );
+/// [`REQUEUE_DEAD`] for a fresh run: `attempts` and `stalled` reset, so the
+/// 2.1.0 claim's attempts cap does not dead-letter the job straight back.
+pub static REQUEUE_FRESH: Script = Script::since(
+    WireVersion::V2_1_0,
+    "requeue_fresh",
+    include_str!("../lua/requeue_fresh.lua"),
+);
+/// [`REQUEUE_DEAD_MANY`] as [`REQUEUE_FRESH`] does it.
+pub static REQUEUE_FRESH_MANY: Script = Script::since(
+    WireVersion::V2_1_0,
+    "requeue_fresh_many",
+    include_str!("../lua/requeue_fresh_many.lua"),
+);
 
 /// Every script, in name order (the order the bundle hash concatenates them).
 pub fn all() -> Vec<&'static Script> {
@@ -240,6 +253,8 @@ pub fn all() -> Vec<&'static Script> {
         &REPEAT_REMOVE,
         &REPEAT_READ,
         &NEXT_DUE,
+        &REQUEUE_FRESH,
+        &REQUEUE_FRESH_MANY,
     ];
     all.sort_by_key(|s| s.name);
     all

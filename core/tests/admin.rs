@@ -239,15 +239,20 @@ async fn requeue_all_dead_moves_every_dead_job_back_to_pending() {
     let client = connect(&server).await;
     let ids: Vec<String> = (1..=3).map(|m| id_minted_ago(m * 1_000)).collect();
     make_dead(&client, &ids).await;
-    assert_eq!(client.requeue_all_dead(Q, None).await.unwrap(), 3);
     let mut raw = server.raw();
+    // As a stall-dead job carries it (13.7): the requeue resets it.
+    let _: () = raw
+        .hset(key(&format!("job:{}", ids[0])), "stalled", "2")
+        .unwrap();
+    assert_eq!(client.requeue_all_dead(Q, None).await.unwrap(), 3);
     assert!(members(&mut raw, "dead").is_empty());
     assert_eq!(members(&mut raw, "pending").len(), 3);
     for id in &ids {
         let row: HashMap<String, String> = raw.hgetall(key(&format!("job:{id}"))).unwrap();
         assert_eq!(row["state"], "pending");
-        assert_eq!(row["attempts"], "1");
+        assert_eq!(row["attempts"], "0");
         assert!(!row.contains_key("last_error"));
+        assert!(!row.contains_key("stalled"));
     }
     assert_eq!(client.requeue_all_dead(Q, None).await.unwrap(), 0);
 }
@@ -281,6 +286,78 @@ async fn the_worker_pump_applies_dead_max_len() {
         assert!(Instant::now() < deadline, "dead set not trimmed: {c:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    worker.stop();
+    run.await.unwrap().unwrap();
+}
+
+/// A job that died by using up its attempts and is requeued runs again: the
+/// requeue resets `attempts` and `stalled`, so the 2.1.0 claim's attempts cap
+/// does not dead-letter it straight back (nor count it as failed twice).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_requeued_job_that_used_up_its_attempts_runs_again() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let server = Server::start();
+    let client = connect(&server).await;
+    let e = client.enqueue(Q, b"p").await.unwrap();
+    let runs = Arc::new(AtomicU64::new(0));
+    let seen = runs.clone();
+    let options = WorkerOptions {
+        max_attempts: 2,
+        idle_max_ms: 10,
+        ..WorkerOptions::default()
+    };
+    // Fails twice (both attempts of the first life), then succeeds.
+    let worker = Worker::new(client.clone(), Q, options, move |_| {
+        let n = seen.fetch_add(1, Ordering::SeqCst);
+        async move {
+            if n < 2 {
+                Err(HandlerError::retry("not yet"))
+            } else {
+                Ok(())
+            }
+        }
+    })
+    .unwrap();
+    let w = worker.clone();
+    let run = tokio::spawn(async move { w.run().await });
+    let mut raw = server.raw();
+    let failed_count = |raw: &mut redis::Connection| -> u64 {
+        raw.hget(key("metrics:failed"), "count").unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while members(&mut raw, "dead").is_empty() {
+        assert!(Instant::now() < deadline, "the job never died");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert_eq!(failed_count(&mut raw), 1);
+
+    // (The row's reset fields are asserted without a worker in
+    // `requeue_all_dead_moves_every_dead_job_back_to_pending`: here the
+    // idle worker may run and complete the job before a read.)
+    client.requeue_dead(Q, e.id.as_str()).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while runs.load(Ordering::SeqCst) < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the requeued job never ran again (dead: {:?}, row {:?})",
+            members(&mut raw, "dead"),
+            raw.hgetall::<_, HashMap<String, String>>(key(&format!("job:{}", e.id)))
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while exists(&mut raw, &key(&format!("job:{}", e.id))) {
+        assert!(Instant::now() < deadline, "the rerun never completed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(members(&mut raw, "dead").is_empty());
+    assert_eq!(
+        failed_count(&mut raw),
+        1,
+        "the requeued job was not failed again"
+    );
     worker.stop();
     run.await.unwrap().unwrap();
 }

@@ -456,6 +456,31 @@ fn migrate_slot(
 }
 
 /// `blocked_clients` in one node's `INFO clients`.
+/// Set `notify-keyspace-events` on the master at `port`, as an operator would.
+fn keyspace_events(cluster: &Cluster, port: u16, flags: &str) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("notify-keyspace-events")
+        .arg(flags)
+        .query(&mut cluster.raw(port))
+        .unwrap();
+}
+
+/// A client on the master at `port` is blocked in `BLPOP` with a command
+/// queued behind it (the parked worker's claim, 16.9).
+fn parked_with_a_claim(cluster: &Cluster, port: u16) -> bool {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(&mut cluster.raw(port))
+        .unwrap();
+    list.lines().any(|l| {
+        l.contains("cmd=blpop")
+            && l.split(' ').any(|f| f == "flags=b")
+            && l.split(' ')
+                .any(|f| f.starts_with("qbuf=") && f != "qbuf=0")
+    })
+}
+
 fn blocked_on(cluster: &Cluster, port: u16) -> u64 {
     let info: String = redis::cmd("INFO")
         .arg("clients")
@@ -488,6 +513,11 @@ async fn idle_workers_park_on_their_queues_master_and_a_hint_wakes_them() {
     };
     let seen: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
     let masters = cluster.masters();
+    // Keyspace events on each master: parks then last the fallback and
+    // carry their claim (39.12), which the stop below relies on.
+    for &master in &masters {
+        keyspace_events(&cluster, master, "Kz");
+    }
     let mut queues = Vec::new();
     let mut workers = Vec::new();
     for (i, &master) in masters.iter().enumerate() {
@@ -549,6 +579,11 @@ async fn idle_workers_park_on_their_queues_master_and_a_hint_wakes_them() {
     assert_eq!(got, expected);
     // Idle again: parked again, each on its own master.
     until(|| masters.iter().all(|&m| blocked_on(&cluster, m) == 1)).await;
+    until(|| masters.iter().all(|&m| parked_with_a_claim(&cluster, m))).await;
+    // Events off again (the parks stay long): only the stop may end them.
+    for &master in &masters {
+        keyspace_events(&cluster, master, "");
+    }
 
     // A job written with no hint just before the stop: the claim queued
     // behind each parked BLPOP runs when the stop unblocks it (CLIENT

@@ -296,10 +296,13 @@ fn enqueue_without_hint(raw: &mut redis::Connection, payload: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_parked_worker_queues_its_claim_behind_the_blpop() {
     let server = Server::start();
+    // The claim is queued behind a long park only where keyspace events
+    // end it (39.12); a polling park queues none.
+    keyspace_events_on(&server);
     let client = connect(&server).await;
     let (worker, started) = counting_worker(&client, 60_000);
     let running = start(&worker);
-    parked(&server).await;
+    parked_with_its_claim(&server).await;
     let mut raw = server.raw();
     let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut raw).unwrap();
     let blocked = list
@@ -333,10 +336,13 @@ async fn the_parked_worker_queues_its_claim_behind_the_blpop() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_parked_worker_stops_at_once_and_hands_back_what_its_queued_claim_took() {
     let server = Server::start();
+    // The claim is queued behind a long park only where keyspace events
+    // end it (39.12); a polling park queues none.
+    keyspace_events_on(&server);
     let client = connect(&server).await;
     let (worker, started) = counting_worker(&client, 60_000);
     let running = start(&worker);
-    parked(&server).await;
+    parked_with_its_claim(&server).await;
     let mut raw = server.raw();
     let id = enqueue_without_hint(&mut raw, "at the stop");
     let stopping = Instant::now();
@@ -370,10 +376,13 @@ async fn a_parked_worker_stops_at_once_and_hands_back_what_its_queued_claim_took
 #[tokio::test(flavor = "multi_thread")]
 async fn a_queued_claim_refused_with_noscript_is_sent_again() {
     let server = Server::start();
+    // The claim is queued behind a long park only where keyspace events
+    // end it (39.12); a polling park queues none.
+    keyspace_events_on(&server);
     let client = connect(&server).await;
     let (worker, started) = counting_worker(&client, 60_000);
     let running = start(&worker);
-    parked(&server).await;
+    parked_with_its_claim(&server).await;
     let mut raw = server.raw();
     let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut raw).unwrap();
     client.enqueue(Q, "after the flush").await.unwrap();
@@ -394,6 +403,9 @@ async fn a_queued_claim_refused_with_noscript_is_sent_again() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_blpop_still_runs_what_its_queued_claim_took() {
     let server = Server::start();
+    // The claim is queued behind a long park only where keyspace events
+    // end it (39.12); a polling park queues none.
+    keyspace_events_on(&server);
     let client = connect(&server).await;
     let options = WorkerOptions {
         wake_fallback_ms: 60_000,
@@ -403,8 +415,16 @@ async fn a_refused_blpop_still_runs_what_its_queued_claim_took() {
     };
     let (worker, started) = counting_worker_with(&client, options);
     let running = start(&worker);
-    parked(&server).await;
+    parked_with_its_claim(&server).await;
     let mut raw = server.raw();
+    // Events off again (the worker still parks long): no event may end the
+    // park before the refusal does.
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("notify-keyspace-events")
+        .arg("")
+        .query(&mut raw)
+        .unwrap();
     let job = enqueue_without_hint(&mut raw, "behind a refused park");
     refuse_the_park(&mut raw);
     assert!(
@@ -430,6 +450,9 @@ async fn a_refused_blpop_still_runs_what_its_queued_claim_took() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_blpop_reports_its_queued_claims_own_failure() {
     let server = Server::start();
+    // The claim is queued behind a long park only where keyspace events
+    // end it (39.12); a polling park queues none.
+    keyspace_events_on(&server);
     let client = connect(&server).await;
     let options = WorkerOptions {
         wake_fallback_ms: 60_000,
@@ -438,7 +461,7 @@ async fn a_refused_blpop_reports_its_queued_claims_own_failure() {
     };
     let (worker, started) = counting_worker_with(&client, options);
     let running = start(&worker);
-    parked(&server).await;
+    parked_with_its_claim(&server).await;
     let mut raw = server.raw();
     let pending = format!("emq:{{{Q}}}:pending");
     let _: () = raw.set(&pending, "not a list").unwrap();
@@ -636,4 +659,186 @@ async fn a_write_that_writes_nothing_leaves_no_wake_token() {
     let err = client.requeue_dead(Q, id.as_str()).await.unwrap_err();
     assert_eq!(err.kind(), echomq::ErrorKind::NotDead);
     no_token(&mut raw, "a refused requeue_dead");
+}
+
+/// Turn keyspace events for sorted sets on, as an operator would (the
+/// library never does): idle workers started after this hear a `ZADD` to
+/// pending at once (39.12).
+fn keyspace_events_on(server: &Server) {
+    let mut raw = server.raw();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("notify-keyspace-events")
+        .arg("Kz")
+        .query(&mut raw)
+        .unwrap();
+}
+
+/// Parked with the claim queued behind the `BLPOP` (16.9): once the worker
+/// hears keyspace events its parks are long and carry the claim (its first,
+/// before the subscription, may be a short poll).
+async fn parked_with_its_claim(server: &Server) {
+    let mut raw = server.raw();
+    let carries = |raw: &mut redis::Connection| {
+        let list: String = redis::cmd("CLIENT").arg("LIST").query(raw).unwrap();
+        list.lines().any(|l| {
+            l.contains("cmd=blpop")
+                && l.split(' ').any(|f| f == "flags=b")
+                && l.split(' ')
+                    .any(|f| f.starts_with("qbuf=") && f != "qbuf=0")
+        })
+    };
+    assert!(
+        within(Duration::from_secs(10), || carries(&mut raw)).await,
+        "the idle worker never parked with its claim queued"
+    );
+}
+
+/// Calls of `name` so far (`INFO commandstats`; 0 if never called).
+fn calls(raw: &mut redis::Connection, name: &str) -> u64 {
+    let info: String = redis::cmd("INFO").arg("commandstats").query(raw).unwrap();
+    let prefix = format!("cmdstat_{name}:calls=");
+    info.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|v| v.split(',').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// What an idle worker sends: every command a client issues itself (the
+/// commands scripts run inside are counted by the server too, so only the
+/// top-level ones a worker can send are summed).
+fn worker_commands(raw: &mut redis::Connection) -> u64 {
+    [
+        "blpop",
+        "evalsha",
+        "eval",
+        "ping",
+        "client|unblock",
+        "lpush",
+        "ltrim",
+    ]
+    .iter()
+    .map(|c| calls(raw, c))
+    .sum()
+}
+
+/// Three jobs written by a raw `EVALSHA` of the enqueue script (no wake
+/// hint), each just after the idle worker parked: each is run within a few
+/// seconds although the fallback is the default 5 s (before 39.12 each
+/// waited the whole 5 s park). The bound separates "the next poll" (≤ 1 s)
+/// from "the fallback"; it is not a latency assertion.
+async fn hintless_jobs_reach_a_parked_worker(server: &Server, fallback_ms: u64) {
+    let client = connect(server).await;
+    let (worker, started) = counting_worker(&client, fallback_ms);
+    let running = start(&worker);
+    let mut raw = server.raw();
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(include_str!("../lua/enqueue.lua"))
+        .query(&mut raw)
+        .unwrap();
+    for n in 1..=3 {
+        parked(server).await;
+        let id = echomq::id::mint_job_id();
+        let created: i64 = redis::cmd("EVALSHA")
+            .arg(&sha)
+            .arg(2)
+            .arg(format!("emq:{{{Q}}}:job:{id}"))
+            .arg(format!("emq:{{{Q}}}:pending"))
+            .arg(id.as_str())
+            .arg("no hint")
+            .query(&mut raw)
+            .unwrap();
+        assert_eq!(created, 1);
+        assert_eq!(raw.llen::<_, u64>(WAKE).unwrap(), 0, "no hint was sent");
+        assert!(
+            within(Duration::from_secs(3), || started.load(Ordering::SeqCst)
+                == n)
+            .await,
+            "hintless job {n} waited for the fallback"
+        );
+    }
+    assert!(members_of(&mut raw, "pending").is_empty());
+    worker.stop();
+    running.await.unwrap().unwrap();
+}
+
+fn members_of(raw: &mut redis::Connection, set: &str) -> Vec<String> {
+    raw.zrange(format!("emq:{{{Q}}}:{set}"), 0, -1).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hintless_job_reaches_an_idle_worker_without_keyspace_events() {
+    let server = Server::start();
+    hintless_jobs_reach_a_parked_worker(&server, 5_000).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hintless_job_reaches_an_idle_worker_through_keyspace_events() {
+    let server = Server::start();
+    keyspace_events_on(&server);
+    // A minute-long fallback: only the keyspace event explains a pickup.
+    hintless_jobs_reach_a_parked_worker(&server, 60_000).await;
+}
+
+/// Idle, an unhinted-job-ready worker still sends about a command a second
+/// without keyspace events (one `BLPOP` per second, and the pumps' one
+/// `next_due` per `wake_fallback_ms`), and far fewer with them (one park per
+/// fallback: its event ends a park, not a timer).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_worker_sends_about_a_command_a_second() {
+    for events in [false, true] {
+        let server = Server::start();
+        if events {
+            keyspace_events_on(&server);
+        }
+        let client = connect(&server).await;
+        let (worker, _) = counting_worker(&client, 5_000);
+        let running = start(&worker);
+        parked(&server).await;
+        let mut raw = server.raw();
+        let before = worker_commands(&mut raw);
+        let window = Instant::now();
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        let sent = worker_commands(&mut raw) - before;
+        let per_second = sent as f64 / window.elapsed().as_secs_f64();
+        // Measured: 8 in 8 s without events (a BLPOP a second), 4 with (a
+        // park and its claim per 5 s fallback, and the pumps' next_due).
+        // The bounds leave room for a slow machine, and the second is below
+        // what polling sends, so it fails if the events are not heard.
+        let bound = if events { 0.75 } else { 1.2 };
+        eprintln!(
+            "events {events}: {sent} worker commands in {:?}",
+            window.elapsed()
+        );
+        assert!(
+            per_second <= bound,
+            "events {events}: {sent} commands in {:?} ({per_second:.2}/s)",
+            window.elapsed()
+        );
+        worker.stop();
+        running.await.unwrap().unwrap();
+    }
+}
+
+/// The doctor's `keyspace-events` verdict, judged from the real server's
+/// `CONFIG GET` before and after an operator turns the events on.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_keyspace_events_check_reads_the_servers_setting() {
+    use echomq::health::{keyspace_events, Status};
+    let server = Server::start();
+    let mut raw = server.raw();
+    let read = |raw: &mut redis::Connection| -> String {
+        let pair: Vec<String> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("notify-keyspace-events")
+            .query(raw)
+            .unwrap();
+        pair[1].clone()
+    };
+    assert_eq!(keyspace_events(Some(&read(&mut raw))).status, Status::Warn);
+    keyspace_events_on(&server);
+    assert_eq!(keyspace_events(Some(&read(&mut raw))).status, Status::Pass);
+    assert_eq!(keyspace_events(None).status, Status::Warn);
 }

@@ -132,6 +132,8 @@ struct Run {
     held: Held,
     heartbeat: Owned,
     pumps: Owned,
+    /// The wake listener's keyspace-event watch (39.12), if it has one.
+    _watch: Option<Owned>,
     settler: Option<JoinHandle<()>>,
     /// Handler tasks (a `JoinSet` aborts what it still holds when dropped).
     tasks: JoinSet<()>,
@@ -145,6 +147,10 @@ struct Run {
     /// The last park ended with a token (so an empty claim after it was a
     /// hint for something else: a scheduled job, or a stale token).
     woken: bool,
+    /// The next park leaves the pending set out: a woken park's claim found
+    /// nothing although pending may hold jobs (a paused queue), and a park
+    /// that answers at once would spin.
+    plain_park: bool,
     /// Claimed jobs waiting for a free slot.
     buffer: VecDeque<Job>,
     idle: Duration,
@@ -162,8 +168,9 @@ impl Run {
         let pumps = Owned::spawn(pump::pumps(shared.clone(), held.clone()));
         let wake = shared.client.speaks_wake().then(|| {
             let keys = crate::keys::QueueKeys::new(&shared.queue).expect("a checked queue name");
-            Wake::new(shared.client.clone(), keys.wake)
+            Wake::new(shared.client.clone(), keys.wake, keys.pending)
         });
+        let _watch = wake.clone().map(|w| Owned::spawn(w.watch()));
         let capacity = shared.options.concurrency * 2;
         let (settle_tx, settle_rx) = mpsc::channel::<Settlement>(capacity);
         let settler = tokio::spawn(settler(shared.clone(), settle_rx));
@@ -181,12 +188,14 @@ impl Run {
             held,
             heartbeat,
             pumps,
+            _watch,
             settler: Some(settler),
             tasks: JoinSet::new(),
             claiming: None,
             wake,
             parking: None,
             woken: false,
+            plain_park: false,
             buffer: VecDeque::new(),
             idle: Duration::from_millis(1),
             worked: false,
@@ -293,26 +302,38 @@ impl Run {
     /// behind the `BLPOP` (the server runs it when a token arrives or
     /// `wake_fallback_ms` passes, for producers that sent no hint). Slots
     /// only free up while parked; the loop claims the rest.
+    ///
+    /// Where keyspace events are heard the park lasts `wake_fallback_ms` (an
+    /// event ends it); elsewhere at most [`POLL`](super::wake::POLL), with no
+    /// claim queued: a park that times out is sent again, and it answers at
+    /// once if pending filled meanwhile (39.12), so an idle worker sends one
+    /// command per park.
     fn park(&mut self, wake: Wake) {
-        let timeout = Duration::from_millis(self.shared.options.wake_fallback_ms);
+        let fallback = Duration::from_millis(self.shared.options.wake_fallback_ms);
+        let heard = wake.watched() || fallback <= super::wake::POLL;
+        let timeout = if heard { fallback } else { super::wake::POLL };
         let room = self.claim_room() as u64;
+        let pending = room > 0 && !std::mem::take(&mut self.plain_park);
         let shared = self.shared.clone();
         self.parking = Some(tokio::spawn(async move {
             let (client, queue, opts) = (&shared.client, &shared.queue, &shared.options);
             let (lease, cap) = (opts.lease_ms, opts.max_attempts);
-            let claim = match (room > 0).then(|| client.claim_guarded_cmd(queue, room, lease, cap))
-            {
+            let queued =
+                (room > 0 && heard).then(|| client.claim_guarded_cmd(queue, room, lease, cap));
+            let claim = match queued {
                 Some(Err(e)) => {
                     return Ok(Parked {
                         woken: false,
                         claimed: Some(Err(e)),
                         failed: None,
+                        poll: false,
                     })
                 }
                 Some(Ok(cmd)) => Some(cmd),
                 None => None,
             };
-            let woke = wake.wait(timeout, claim).await?;
+            let poll = room > 0 && !heard;
+            let woke = wake.wait(timeout, claim, pending).await?;
             let claimed = match woke.then {
                 Some(answer) => Some(
                     client
@@ -325,6 +346,7 @@ impl Run {
                 woken: woke.woken,
                 claimed,
                 failed: woke.failed,
+                poll,
             })
         }));
     }
@@ -339,7 +361,15 @@ impl Run {
                 woken,
                 claimed,
                 failed: None,
+                poll,
             }) => {
+                if poll && !woken {
+                    // A polling park timed out: nothing to claim, park again.
+                    if let Some(wake) = self.wake.clone() {
+                        self.park(wake);
+                        return Ok(());
+                    }
+                }
                 self.woken = woken;
                 self.next_claim = Instant::now();
                 if let Some(claimed) = claimed {
@@ -409,6 +439,9 @@ impl Run {
                     // A token with nothing to claim: most likely a scheduled
                     // job's hint, so let the pumps look at the schedule now.
                     self.shared.plan.due_by(Instant::now());
+                    // Or a paused queue's backlog answering the park: the
+                    // next one leaves pending out.
+                    self.plain_park = true;
                 }
                 match self.wake.clone() {
                     Some(wake) => self.park(wake),
@@ -569,6 +602,8 @@ struct Parked {
     claimed: Option<Result<Vec<Job>>>,
     /// The `BLPOP` was refused; `claimed` is still what ran behind it.
     failed: Option<Error>,
+    /// A polling park (no claim queued behind it, 39.12).
+    poll: bool,
 }
 
 /// One claim for up to `room` jobs, its round trip recorded for the

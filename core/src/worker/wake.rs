@@ -12,7 +12,18 @@
 //! or timed out, so a pickup costs no round trip between the two. Stopping
 //! ends the `BLPOP` early with `CLIENT UNBLOCK` ([`Wake::unblock`]); the claim
 //! then runs and answers, and the worker hands its jobs back.
+//!
+//! Producers that send no hint (another runtime, a raw `EVALSHA`, redis-cli;
+//! 39.12): the park names the pending set too, `BLPOP wake pending`, so a
+//! park that starts with pending non-empty answers at once (`WRONGTYPE`:
+//! pending is a sorted set) and the claim runs. A job written while the
+//! park waits is heard one of two ways: where the server publishes keyspace
+//! events for the pending set, [`Wake::watch`] hears its `zadd` and ends the
+//! park (`CLIENT UNBLOCK`); elsewhere the park lasts at most [`POLL`] and,
+//! timed out, is simply sent again, so the next one's `WRONGTYPE` finds it —
+//! one command a second.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex};
 use std::time::Duration;
 
@@ -27,15 +38,31 @@ use crate::transport::BlockingConn;
 /// on a cluster the master it is connected to.
 type BlockedOn = Option<(u64, Option<(String, u16)>)>;
 
+/// The longest park without keyspace events: a job written without a hint
+/// is claimed within about this long, and an idle worker sends one `BLPOP`
+/// per this long.
+pub(crate) const POLL: Duration = Duration::from_secs(1);
+
+/// How often a worker without keyspace events asks again whether the server
+/// now publishes them (one short-lived connection and a `CONFIG GET`).
+const RECHECK: Duration = Duration::from_secs(300);
+
 /// One worker run's wake listener; cheap to clone (the tasks share it).
 #[derive(Clone)]
 pub(crate) struct Wake {
     client: Client,
     key: String,
+    /// The queue's pending set, named by the park (its `WRONGTYPE`) and
+    /// watched through keyspace events.
+    pending: String,
     conn: Arc<Mutex<Option<BlockingConn>>>,
     /// The open connection's `CLIENT ID` and (cluster) node, readable while
     /// `conn` is locked by a park.
     blocked_on: Arc<SyncMutex<BlockedOn>>,
+    /// A park is on the wire (so a keyspace event should end it).
+    parked: Arc<AtomicBool>,
+    /// Keyspace events for the pending set are subscribed to.
+    watched: Arc<AtomicBool>,
 }
 
 /// How a park ended: `woken` by a token (false: timed out or unblocked),
@@ -50,22 +77,114 @@ pub(crate) struct Woke {
 }
 
 impl Wake {
-    pub(crate) fn new(client: Client, key: String) -> Wake {
+    pub(crate) fn new(client: Client, key: String, pending: String) -> Wake {
         Wake {
             client,
             key,
+            pending,
             conn: Arc::default(),
             blocked_on: Arc::default(),
+            parked: Arc::default(),
+            watched: Arc::default(),
         }
     }
 
+    /// Keyspace events for the pending set are heard: a park may last the
+    /// whole fallback, and its claim is queued behind it.
+    pub(crate) fn watched(&self) -> bool {
+        self.watched.load(Ordering::Acquire)
+    }
+
+    /// Listen for keyspace events of the pending set while the server
+    /// publishes them (`notify-keyspace-events` with `K` and `z`, read with
+    /// `CONFIG GET`, never set), on a subscriber of its own on the node that
+    /// owns the queue's slot; a `zadd` ends a park. Without them (or with
+    /// `CONFIG` refused) ask again every [`RECHECK`]. Runs until aborted.
+    pub(crate) async fn watch(self) {
+        use futures_util::StreamExt;
+        loop {
+            match self.subscribe().await {
+                Ok(Some(pubsub)) => {
+                    self.watched.store(true, Ordering::Release);
+                    log::debug!("echomq worker: keyspace events of {} heard", self.pending);
+                    let mut messages = pubsub.into_on_message();
+                    while let Some(message) = messages.next().await {
+                        if message.get_payload_bytes() == b"zadd"
+                            && self.parked.swap(false, Ordering::AcqRel)
+                        {
+                            if let Err(e) = self.unblock().await {
+                                log::debug!("echomq worker: cannot end the park: {e}");
+                            }
+                        }
+                    }
+                    self.watched.store(false, Ordering::Release);
+                    log::debug!("echomq worker: keyspace events of {} dropped", self.pending);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Ok(None) => tokio::time::sleep(RECHECK).await,
+                Err(e) => {
+                    log::debug!("echomq worker: keyspace events unavailable: {e}");
+                    tokio::time::sleep(RECHECK).await;
+                }
+            }
+        }
+    }
+
+    /// A subscription to the pending set's keyspace channel, or `None` when
+    /// the server does not publish those events (or refuses `CONFIG`).
+    async fn subscribe(&self) -> Result<Option<redis::aio::PubSub>> {
+        let timeout = self.client.options().connect_timeout;
+        let transport = self.client.transport();
+        let clients = transport.pubsub_clients(&self.pending).await;
+        let Some(node) = clients.first() else {
+            return Ok(None);
+        };
+        let open = async {
+            let mut conn = node.get_multiplexed_async_connection().await?;
+            // A map in RESP3, name/value pairs in RESP2: both read as a map.
+            let flags: redis::RedisResult<std::collections::HashMap<String, String>> =
+                redis::cmd("CONFIG")
+                    .arg("GET")
+                    .arg("notify-keyspace-events")
+                    .query_async(&mut conn)
+                    .await;
+            let on = match flags {
+                Ok(config) => config
+                    .get("notify-keyspace-events")
+                    .is_some_and(|f| crate::health::keyspace_events_cover_pending(f)),
+                Err(_) => false, // CONFIG refused: poll.
+            };
+            if !on {
+                return Ok(None);
+            }
+            let db = node.get_connection_info().redis_settings().db();
+            let mut pubsub = node.get_async_pubsub().await?;
+            pubsub
+                .subscribe(format!("__keyspace@{db}__:{}", self.pending))
+                .await?;
+            Ok::<_, Error>(Some(pubsub))
+        };
+        tokio::time::timeout(timeout, open).await.map_err(|_| {
+            Error::new(
+                ErrorKind::Timeout,
+                format!("keyspace events: no answer within {timeout:?}"),
+            )
+        })?
+    }
+
     /// Wait up to `timeout` for a token, then run `then` (the claim) on the
-    /// same connection without a round trip in between. A failed connection
-    /// is dropped and reopened on the next call.
+    /// same connection without a round trip in between. With `pending`, the
+    /// park also answers at once (as woken) while pending holds jobs. A
+    /// failed connection is dropped and reopened on the next call.
     /// Closing the client ends the wait at once with `Closed`, dropping the
     /// connection (the server then discards the queued command unless it
     /// already ran).
-    pub(crate) async fn wait(&self, timeout: Duration, then: Option<redis::Cmd>) -> Result<Woke> {
+    pub(crate) async fn wait(
+        &self,
+        timeout: Duration,
+        then: Option<redis::Cmd>,
+        pending: bool,
+    ) -> Result<Woke> {
         let transport = self.client.transport();
         let mut slot = self.conn.lock().await;
         if transport.is_closed() {
@@ -82,7 +201,12 @@ impl Wake {
         // BLPOP takes seconds (a float since Redis 6); the socket gets a margin on top.
         let secs = format!("{:.3}", timeout.as_secs_f64().max(0.001));
         let mut blpop = redis::cmd("BLPOP");
-        blpop.arg(&self.key).arg(secs);
+        blpop.arg(&self.key);
+        if pending {
+            // Not a list: BLPOP answers WRONGTYPE at once while it holds jobs.
+            blpop.arg(&self.pending);
+        }
+        blpop.arg(secs);
         let cmds: Vec<redis::Cmd> = std::iter::once(blpop).chain(then).collect();
         let margin = self.client.options().connect_timeout;
         // The connection is dropped after any failure: a fresh one parks next.
@@ -94,18 +218,23 @@ impl Wake {
             drop_conn(slot);
             Err(e)
         };
+        self.parked.store(true, Ordering::Release);
         let answered = tokio::select! {
             answered = tokio::time::timeout(timeout + margin, conn.pipeline(cmds)) => answered,
             () = transport.closed() => {
+                self.parked.store(false, Ordering::Release);
                 return failed(&mut slot, Error::new(ErrorKind::Closed, "client is closed"));
             }
         };
+        self.parked.store(false, Ordering::Release);
         match answered {
             Ok(Ok(answers)) => {
                 let mut answers = answers.into_iter();
                 let (woken, refused) = match answers.next() {
                     Some(Ok(Value::Nil)) => (false, None),
                     Some(Ok(_)) => (true, None),
+                    // The pending set holds jobs (it is a sorted set).
+                    Some(Err(e)) if pending && e.code() == Some("WRONGTYPE") => (true, None),
                     // MOVED after a failover, say: a fresh connection finds the owner.
                     Some(Err(e)) => {
                         drop_conn(&mut slot);
