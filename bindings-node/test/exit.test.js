@@ -100,3 +100,24 @@ test('a worker fenced out after an upgrade rejects its run with the typed fence 
     await server.stop()
   }
 })
+
+test('a call against a server that is gone fails within the connect timeout, typed', async () => {
+  // The defaults: connect timeout 5 s, response timeout 30 s (issue #39 §3).
+  const server = await startRedis()
+  const client = await emq.connect(server.url)
+  await client.enqueue(uniqueQueue('gone'), 'x')
+  await server.stop()
+  const codes = []
+  for (let call = 0; call < 3; call++) {
+    const started = Date.now()
+    const err = await client.counts('gone').then(() => null, (e) => e)
+    const took = Date.now() - started
+    console.log(`call ${call} with the server gone: ${err && err.code} after ${took} ms`)
+    assert.ok(err, 'the call failed')
+    assert.ok(took < 15000, `call ${call} took ${took} ms`)
+    codes.push(err.code)
+  }
+  assert.ok(['EMQ_CONNECTION', 'EMQ_UNAVAILABLE'].includes(codes[0]), codes.join())
+  assert.deepEqual(codes.slice(1), ['EMQ_UNAVAILABLE', 'EMQ_UNAVAILABLE'])
+  await client.close()
+})
