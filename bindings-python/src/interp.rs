@@ -18,11 +18,15 @@
 //! detached, until the process ends (what CPython 3.14 does itself).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 
 static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+/// The thread that ran the exit hook (set with `SHUTTING_DOWN`).
+static EXIT_THREAD: OnceLock<ThreadId> = OnceLock::new();
 static INSIDE: AtomicUsize = AtomicUsize::new(0);
 
 /// How long the exit hook waits for threads inside Python (a handler still
@@ -54,7 +58,10 @@ impl Detach for Python<'_> {
     fn detach_or_park<T: Send, F: Send + FnOnce() -> T>(self, f: F) -> T {
         self.detach(|| {
             let out = f();
-            if SHUTTING_DOWN.load(Ordering::SeqCst) {
+            // The thread running the exit hooks (the main thread) may call
+            // in from a later hook: the interpreter is not finalizing yet.
+            let exiting = EXIT_THREAD.get().is_some_and(|t| *t != std::thread::current().id());
+            if exiting {
                 park_until_exit();
             }
             out
@@ -73,6 +80,7 @@ fn park_until_exit() -> ! {
 /// The `atexit` hook.
 #[pyfunction]
 pub fn _at_exit(py: Python<'_>) {
+    let _ = EXIT_THREAD.set(std::thread::current().id());
     SHUTTING_DOWN.store(true, Ordering::SeqCst);
     py.detach(|| {
         // Runs left in daemon threads drain (handing their jobs back) before
