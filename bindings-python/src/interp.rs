@@ -60,7 +60,9 @@ impl Detach for Python<'_> {
             let out = f();
             // The thread running the exit hooks (the main thread) may call
             // in from a later hook: the interpreter is not finalizing yet.
-            let exiting = EXIT_THREAD.get().is_some_and(|t| *t != std::thread::current().id());
+            let exiting = EXIT_THREAD
+                .get()
+                .is_some_and(|t| *t != std::thread::current().id());
             if exiting {
                 park_until_exit();
             }
