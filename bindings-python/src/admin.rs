@@ -4,6 +4,8 @@
 
 use pyo3::prelude::*;
 
+use crate::interp::Detach;
+
 use crate::args::{self, Count, Ms};
 use pyo3::types::PyList;
 
@@ -19,7 +21,7 @@ fn count(py: Python<'_>, n: u64) -> PyResult<Bound<'_, PyAny>> {
 impl Client {
     fn queues(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let c = &self.inner;
-        py.detach(|| c.queues()).map_err(err)
+        py.detach_or_park(|| c.queues()).map_err(err)
     }
 
     #[pyo3(signature = (queue, include_scheduled=false, limit=None))]
@@ -32,7 +34,7 @@ impl Client {
     ) -> PyResult<u64> {
         let limit = args::opt(limit);
         let c = &self.inner;
-        py.detach(|| c.drain(&queue, include_scheduled, limit))
+        py.detach_or_park(|| c.drain(&queue, include_scheduled, limit))
             .map_err(err)
     }
 
@@ -47,7 +49,7 @@ impl Client {
         let older_than_ms = args::opt(older_than_ms);
         let limit = args::opt(limit);
         let c = &self.inner;
-        py.detach(|| c.purge_dead(&queue, older_than_ms, limit))
+        py.detach_or_park(|| c.purge_dead(&queue, older_than_ms, limit))
             .map_err(err)
     }
 
@@ -60,7 +62,8 @@ impl Client {
     ) -> PyResult<u64> {
         let limit = args::opt(limit);
         let c = &self.inner;
-        py.detach(|| c.requeue_all_dead(&queue, limit)).map_err(err)
+        py.detach_or_park(|| c.requeue_all_dead(&queue, limit))
+            .map_err(err)
     }
 }
 
@@ -129,5 +132,5 @@ impl NativeAsyncClient {
 /// exit code. The GIL is released for the whole run.
 #[pyfunction]
 pub fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
-    py.detach(|| echomq_cli::run(argv))
+    py.detach_or_park(|| echomq_cli::run(argv))
 }

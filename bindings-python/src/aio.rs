@@ -16,6 +16,8 @@ use std::sync::Mutex;
 
 use pyo3::prelude::*;
 
+use crate::interp::Detach;
+
 use crate::args::{self, Count, Ms, UnixMs};
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyList;
@@ -232,7 +234,7 @@ impl NativeAsyncClient {
     /// a coroutine. Coroutines await `aclose`.
     fn close(&self, py: Python<'_>) {
         let blocking = echomq::blocking::Client::from_async(self.inner.clone());
-        py.detach(|| blocking.close());
+        py.detach_or_park(|| blocking.close());
     }
 
     /// Close at once; the awaitable is done once the queue events of calls

@@ -3,6 +3,8 @@
 
 use pyo3::prelude::*;
 
+use crate::interp::Detach;
+
 use crate::args::{self, Count, Ms, UnixMs};
 use pyo3::types::PyList;
 
@@ -120,7 +122,7 @@ pub fn connect(
     // No URL: `EMQ_URL`, else the local default (the core's rule).
     let url = url.unwrap_or_else(echomq::defaults::url);
     let inner = py
-        .detach(|| blocking::Client::connect(&url, options))
+        .detach_or_park(|| blocking::Client::connect(&url, options))
         .map_err(err)?;
     Ok(Client { inner })
 }
@@ -148,7 +150,7 @@ impl Client {
     /// Waits (GIL released: the publisher may log) until the queue events
     /// of calls that answered before it are published, at most 1 s.
     fn close(&self, py: Python<'_>) {
-        py.detach(|| self.inner.close());
+        py.detach_or_park(|| self.inner.close());
     }
 
     /// A handle on one queue: `echomq.Queue` (the name checked now, no I/O).
@@ -181,7 +183,7 @@ impl Client {
         let payload = crate::types::payload(payload)?;
         let c = &self.inner;
         Ok(py
-            .detach(|| c.enqueue_with(&queue, &payload, &options))
+            .detach_or_park(|| c.enqueue_with(&queue, &payload, &options))
             .map_err(err)?
             .into())
     }
@@ -196,7 +198,7 @@ impl Client {
         let payload = crate::types::payload(payload)?;
         let c = &self.inner;
         Ok(py
-            .detach(|| c.enqueue_with_id(&queue, &id, &payload))
+            .detach_or_park(|| c.enqueue_with_id(&queue, &id, &payload))
             .map_err(err)?
             .into())
     }
@@ -212,7 +214,7 @@ impl Client {
         let payload = crate::types::payload(payload)?;
         let c = &self.inner;
         Ok(py
-            .detach(|| c.enqueue_at(&queue, &payload, run_at_ms))
+            .detach_or_park(|| c.enqueue_at(&queue, &payload, run_at_ms))
             .map_err(err)?
             .into())
     }
@@ -228,7 +230,7 @@ impl Client {
         let payload = crate::types::payload(payload)?;
         let c = &self.inner;
         Ok(py
-            .detach(|| c.enqueue_in(&queue, &payload, delay_ms))
+            .detach_or_park(|| c.enqueue_in(&queue, &payload, delay_ms))
             .map_err(err)?
             .into())
     }
@@ -242,7 +244,7 @@ impl Client {
         let payloads = crate::types::payloads(payloads)?;
         let c = &self.inner;
         let answers = py
-            .detach(|| c.enqueue_many(&queue, &payloads))
+            .detach_or_park(|| c.enqueue_many(&queue, &payloads))
             .map_err(err)?;
         enqueue_verdicts(py, answers)
     }
@@ -250,7 +252,9 @@ impl Client {
     fn claim(&self, py: Python<'_>, queue: String, lease_ms: Ms) -> PyResult<Option<Job>> {
         let lease_ms = lease_ms.0;
         let c = &self.inner;
-        let job = py.detach(|| c.claim(&queue, lease_ms)).map_err(err)?;
+        let job = py
+            .detach_or_park(|| c.claim(&queue, lease_ms))
+            .map_err(err)?;
         Ok(job.map(|j| Job::held(py, &j, c.as_async(), &queue)))
     }
 
@@ -265,7 +269,7 @@ impl Client {
         let lease_ms = lease_ms.0;
         let c = &self.inner;
         let jobs = py
-            .detach(|| c.claim_many(&queue, max, lease_ms))
+            .detach_or_park(|| c.claim_many(&queue, max, lease_ms))
             .map_err(err)?;
         Ok(jobs
             .iter()
@@ -276,7 +280,8 @@ impl Client {
     fn complete(&self, py: Python<'_>, queue: String, id: String, token: Count) -> PyResult<()> {
         let token = token.0;
         let c = &self.inner;
-        py.detach(|| c.complete(&queue, &id, token)).map_err(err)
+        py.detach_or_park(|| c.complete(&queue, &id, token))
+            .map_err(err)
     }
 
     fn complete_many<'py>(
@@ -288,7 +293,7 @@ impl Client {
         let jobs = id_tokens(jobs)?;
         let c = &self.inner;
         let answers = py
-            .detach(|| c.complete_many(&queue, &as_refs(&jobs)))
+            .detach_or_park(|| c.complete_many(&queue, &as_refs(&jobs)))
             .map_err(err)?;
         verdicts(py, answers)
     }
@@ -310,7 +315,7 @@ impl Client {
         let options = retry_options(delay_ms, max_attempts, error);
         let c = &self.inner;
         let outcome = py
-            .detach(|| c.retry_with(&queue, &id, token.0, &options))
+            .detach_or_park(|| c.retry_with(&queue, &id, token.0, &options))
             .map_err(err)?;
         Ok(outcome.as_str())
     }
@@ -326,7 +331,7 @@ impl Client {
         let token = token.0;
         let lease_ms = lease_ms.0;
         let c = &self.inner;
-        py.detach(|| c.extend(&queue, &id, token, lease_ms))
+        py.detach_or_park(|| c.extend(&queue, &id, token, lease_ms))
             .map_err(err)
     }
 
@@ -341,7 +346,7 @@ impl Client {
         let jobs = id_tokens(jobs)?;
         let c = &self.inner;
         let answers = py
-            .detach(|| c.extend_many(&queue, &as_refs(&jobs), lease_ms))
+            .detach_or_park(|| c.extend_many(&queue, &as_refs(&jobs), lease_ms))
             .map_err(err)?;
         verdicts(py, answers)
     }
@@ -350,7 +355,7 @@ impl Client {
     fn promote(&self, py: Python<'_>, queue: String, limit: Option<Count>) -> PyResult<u64> {
         let limit = args::opt(limit);
         let c = &self.inner;
-        py.detach(|| c.promote(&queue, limit.unwrap_or(echomq::defaults::PUMP_LIMIT)))
+        py.detach_or_park(|| c.promote(&queue, limit.unwrap_or(echomq::defaults::PUMP_LIMIT)))
             .map_err(err)
     }
 
@@ -358,18 +363,18 @@ impl Client {
     fn reap(&self, py: Python<'_>, queue: String, limit: Option<Count>) -> PyResult<u64> {
         let limit = args::opt(limit);
         let c = &self.inner;
-        py.detach(|| c.reap(&queue, limit.unwrap_or(echomq::defaults::PUMP_LIMIT)))
+        py.detach_or_park(|| c.reap(&queue, limit.unwrap_or(echomq::defaults::PUMP_LIMIT)))
             .map_err(err)
     }
 
     fn counts(&self, py: Python<'_>, queue: String) -> PyResult<Counts> {
         let c = &self.inner;
-        Ok(py.detach(|| c.counts(&queue)).map_err(err)?.into())
+        Ok(py.detach_or_park(|| c.counts(&queue)).map_err(err)?.into())
     }
 
     fn job(&self, py: Python<'_>, queue: String, id: String) -> PyResult<Option<JobInfo>> {
         let c = &self.inner;
-        let row = py.detach(|| c.job(&queue, &id)).map_err(err)?;
+        let row = py.detach_or_park(|| c.job(&queue, &id)).map_err(err)?;
         Ok(row.map(|r| JobInfo::new(py, r)))
     }
 
@@ -388,7 +393,7 @@ impl Client {
         let (set, range) = browse_args(&set, range)?;
         let c = &self.inner;
         let ids = py
-            .detach(|| {
+            .detach_or_park(|| {
                 c.browse(
                     &queue,
                     set,
@@ -403,26 +408,27 @@ impl Client {
 
     fn pause(&self, py: Python<'_>, queue: String) -> PyResult<()> {
         let c = &self.inner;
-        py.detach(|| c.pause(&queue)).map_err(err)
+        py.detach_or_park(|| c.pause(&queue)).map_err(err)
     }
 
     fn resume(&self, py: Python<'_>, queue: String) -> PyResult<()> {
         let c = &self.inner;
-        py.detach(|| c.resume(&queue)).map_err(err)
+        py.detach_or_park(|| c.resume(&queue)).map_err(err)
     }
 
     fn is_paused(&self, py: Python<'_>, queue: String) -> PyResult<bool> {
         let c = &self.inner;
-        py.detach(|| c.is_paused(&queue)).map_err(err)
+        py.detach_or_park(|| c.is_paused(&queue)).map_err(err)
     }
 
     fn requeue_dead(&self, py: Python<'_>, queue: String, id: String) -> PyResult<()> {
         let c = &self.inner;
-        py.detach(|| c.requeue_dead(&queue, &id)).map_err(err)
+        py.detach_or_park(|| c.requeue_dead(&queue, &id))
+            .map_err(err)
     }
 
     fn remove(&self, py: Python<'_>, queue: String, id: String) -> PyResult<()> {
         let c = &self.inner;
-        py.detach(|| c.remove(&queue, &id)).map_err(err)
+        py.detach_or_park(|| c.remove(&queue, &id)).map_err(err)
     }
 }

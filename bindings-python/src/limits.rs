@@ -3,6 +3,8 @@
 
 use pyo3::prelude::*;
 
+use crate::interp::Detach;
+
 use crate::args::{Count, Ms};
 
 use crate::aio::{future_into_py, NativeAsyncClient};
@@ -18,7 +20,8 @@ impl Client {
     fn set_concurrency(&self, py: Python<'_>, queue: String, n: Count) -> PyResult<()> {
         let n = n.0;
         let c = &self.inner;
-        py.detach(|| c.set_concurrency(&queue, n)).map_err(err)
+        py.detach_or_park(|| c.set_concurrency(&queue, n))
+            .map_err(err)
     }
 
     fn set_rate_limit(
@@ -31,7 +34,7 @@ impl Client {
         let max = max.0;
         let per_ms = per_ms.0;
         let c = &self.inner;
-        py.detach(|| c.set_rate_limit(&queue, max, per_ms))
+        py.detach_or_park(|| c.set_rate_limit(&queue, max, per_ms))
             .map_err(err)
     }
 
@@ -46,7 +49,7 @@ impl Client {
         let token = token.0;
         let ms = ms.0;
         let c = &self.inner;
-        py.detach(|| c.rate_limit(&queue, &id, token, ms))
+        py.detach_or_park(|| c.rate_limit(&queue, &id, token, ms))
             .map_err(err)
     }
 }

@@ -10,6 +10,8 @@ use std::time::Duration;
 use log::{Log, Metadata, Record};
 use pyo3::prelude::*;
 
+use crate::interp::Detach;
+
 use crate::args::{self, Ms};
 use pyo3::types::PyDict;
 
@@ -258,7 +260,7 @@ impl Subscription {
                 None => SIGNAL_POLL,
             };
             let inner = self.inner.clone();
-            let got = py.detach(|| {
+            let got = py.detach_or_park(|| {
                 echomq::runtime::runtime().block_on(async move {
                     let mut sub = inner.lock().await;
                     tokio::time::timeout(wait, sub.next()).await
@@ -332,7 +334,7 @@ impl Client {
     fn subscribe(&self, py: Python<'_>, queue: String) -> PyResult<Py<PyAny>> {
         let c = self.inner.as_async().clone();
         let sub = py
-            .detach(|| echomq::runtime::runtime().block_on(c.subscribe(&queue)))
+            .detach_or_park(|| echomq::runtime::runtime().block_on(c.subscribe(&queue)))
             .map_err(err)?;
         Ok(native_subscription(py, sub)?.unbind())
     }
@@ -348,7 +350,7 @@ impl Client {
         let timeout_ms = timeout_ms.0;
         let c = &self.inner;
         let settled = py
-            .detach(|| c.wait_for(&queue, &id, Duration::from_millis(timeout_ms)))
+            .detach_or_park(|| c.wait_for(&queue, &id, Duration::from_millis(timeout_ms)))
             .map_err(err)?;
         Ok(settled.into())
     }
@@ -357,7 +359,7 @@ impl Client {
     fn metrics_text(&self, py: Python<'_>, queues: Vec<String>) -> PyResult<String> {
         let c = &self.inner;
         let refs: Vec<&str> = queues.iter().map(String::as_str).collect();
-        py.detach(|| c.metrics_text(&refs)).map_err(err)
+        py.detach_or_park(|| c.metrics_text(&refs)).map_err(err)
     }
 }
 

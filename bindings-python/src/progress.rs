@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use pyo3::prelude::*;
+
+use crate::interp::Detach;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
@@ -59,7 +61,7 @@ impl Client {
     ) -> PyResult<()> {
         let json = progress_json(value)?;
         let c = &self.inner;
-        py.detach(|| c.update_progress(&queue, &id, token, &json))
+        py.detach_or_park(|| c.update_progress(&queue, &id, token, &json))
             .map_err(err)
     }
 
@@ -75,7 +77,7 @@ impl Client {
         max_lines: Option<u64>,
     ) -> PyResult<u64> {
         let c = &self.inner;
-        py.detach(|| c.log(&queue, &id, &line, max_lines))
+        py.detach_or_park(|| c.log(&queue, &id, &line, max_lines))
             .map_err(err)
     }
 
@@ -90,13 +92,14 @@ impl Client {
         end: i64,
     ) -> PyResult<Vec<String>> {
         let c = &self.inner;
-        py.detach(|| c.logs(&queue, &id, start, end)).map_err(err)
+        py.detach_or_park(|| c.logs(&queue, &id, start, end))
+            .map_err(err)
     }
 
     /// The kept result of job `id`, or `None`.
     fn result(&self, py: Python<'_>, queue: String, id: String) -> PyResult<Py<PyAny>> {
         let c = &self.inner;
-        let value = py.detach(|| c.result(&queue, &id)).map_err(err)?;
+        let value = py.detach_or_park(|| c.result(&queue, &id)).map_err(err)?;
         Ok(bytes_or_none(py, value))
     }
 
@@ -110,7 +113,7 @@ impl Client {
     ) -> PyResult<Py<PyBytes>> {
         let c = &self.inner;
         let value = py
-            .detach(|| c.wait_for_result(&queue, &id, Duration::from_millis(timeout_ms.0)))
+            .detach_or_park(|| c.wait_for_result(&queue, &id, Duration::from_millis(timeout_ms.0)))
             .map_err(err)?;
         Ok(PyBytes::new(py, &value).unbind())
     }
@@ -210,7 +213,7 @@ impl Job {
     fn update_progress(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let json = progress_json(value)?;
         let (client, queue) = self.context()?;
-        py.detach(|| {
+        py.detach_or_park(|| {
             echomq::runtime::runtime()
                 .block_on(client.update_progress(queue, &self.id, self.token, &json))
         })
@@ -222,7 +225,7 @@ impl Job {
     #[pyo3(signature = (line, max_lines=None))]
     fn log(&self, py: Python<'_>, line: String, max_lines: Option<u64>) -> PyResult<u64> {
         let (client, queue) = self.context()?;
-        py.detach(|| {
+        py.detach_or_park(|| {
             echomq::runtime::runtime().block_on(client.log(queue, &self.id, &line, max_lines))
         })
         .map_err(err)

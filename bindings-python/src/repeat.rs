@@ -4,6 +4,8 @@
 //! the name) is the core's.
 
 use pyo3::prelude::*;
+
+use crate::interp::Detach;
 use pyo3::types::{PyBytes, PyList};
 
 use crate::aio::{future_into_py, NativeAsyncClient};
@@ -114,19 +116,20 @@ impl Client {
         let options = options(every_ms, cron, tz, start_at, end_at, limit);
         let c = &self.inner;
         let repeat = py
-            .detach(|| c.upsert_repeat(&queue, &name, &payload, &options))
+            .detach_or_park(|| c.upsert_repeat(&queue, &name, &payload, &options))
             .map_err(err)?;
         Ok(Repeat::new(py, repeat))
     }
 
     fn remove_repeat(&self, py: Python<'_>, queue: String, name: String) -> PyResult<bool> {
         let c = &self.inner;
-        py.detach(|| c.remove_repeat(&queue, &name)).map_err(err)
+        py.detach_or_park(|| c.remove_repeat(&queue, &name))
+            .map_err(err)
     }
 
     fn list_repeats<'py>(&self, py: Python<'py>, queue: String) -> PyResult<Bound<'py, PyAny>> {
         let c = &self.inner;
-        let all = py.detach(|| c.list_repeats(&queue)).map_err(err)?;
+        let all = py.detach_or_park(|| c.list_repeats(&queue)).map_err(err)?;
         repeat_list(py, all)
     }
 
@@ -134,7 +137,8 @@ impl Client {
     fn fire_repeats(&self, py: Python<'_>, queue: String, limit: Option<u64>) -> PyResult<u64> {
         let c = &self.inner;
         let limit = limit.unwrap_or(echomq::defaults::PUMP_LIMIT);
-        py.detach(|| c.fire_repeats(&queue, limit)).map_err(err)
+        py.detach_or_park(|| c.fire_repeats(&queue, limit))
+            .map_err(err)
     }
 }
 

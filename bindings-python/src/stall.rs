@@ -2,6 +2,8 @@
 
 use pyo3::prelude::*;
 
+use crate::interp::Detach;
+
 use crate::args::Count;
 
 use crate::aio::{future_into_py, NativeAsyncClient};
@@ -49,7 +51,7 @@ impl Client {
         let max_stalls = max_stalls.0;
         let c = &self.inner;
         Ok(py
-            .detach(|| c.reap_stalled(&queue, limit, max_stalls))
+            .detach_or_park(|| c.reap_stalled(&queue, limit, max_stalls))
             .map_err(err)?
             .into())
     }

@@ -4,12 +4,15 @@
 //! Python code runs, once per batch of up to `handler_batch` jobs) and turns
 //! its exception into a `HandlerError`.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-use echomq::{Backoff, HandlerError, Output, WorkerOptions};
+use crate::interp::Detach;
+
+use echomq::{Backoff, HandlerError, Output, WorkerHandle, WorkerOptions};
 
 use crate::aio::{future_into_py, NativeAsyncClient};
 use crate::client::Client;
@@ -238,15 +241,18 @@ impl NativeWorker {
     /// handler that raises (Ctrl-C's KeyboardInterrupt) stops the worker, the
     /// drain completes, and the exception is re-raised.
     fn run(&self, py: Python<'_>) -> PyResult<()> {
-        let handle = self.worker.spawn();
+        let handle = Running::register(self.worker.spawn());
         loop {
-            if let Some(outcome) = py.detach(|| handle.join_timeout(SIGNAL_POLL)) {
+            if let Some(outcome) = py.detach_or_park(|| handle.join_timeout(SIGNAL_POLL)) {
                 return outcome.map_err(err);
             }
             if let Err(interrupted) = py.check_signals() {
                 handle.stop();
                 loop {
-                    if py.detach(|| handle.join_timeout(SIGNAL_POLL)).is_some() {
+                    if py
+                        .detach_or_park(|| handle.join_timeout(SIGNAL_POLL))
+                        .is_some()
+                    {
                         return Err(interrupted);
                     }
                     // A second interrupt abandons the drain.
@@ -283,6 +289,56 @@ impl NativeWorker {
         self.worker.stats().into()
     }
 }
+
+/// The runs of blocking `run()` calls in progress, for the exit hook: a run
+/// left in a daemon thread when the script ends is stopped and its drain
+/// waited for (bounded), so it hands its jobs back instead of being cut off
+/// mid-drain by the process exit.
+static RUNNING: Mutex<Vec<Arc<WorkerHandle>>> = Mutex::new(Vec::new());
+
+/// A registered run; unregistered however `run()` returns.
+struct Running(Arc<WorkerHandle>);
+
+impl Running {
+    fn register(handle: WorkerHandle) -> Running {
+        let handle = Arc::new(handle);
+        lock_running().push(handle.clone());
+        Running(handle)
+    }
+}
+
+impl std::ops::Deref for Running {
+    type Target = WorkerHandle;
+    fn deref(&self) -> &WorkerHandle {
+        &self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        lock_running().retain(|h| !Arc::ptr_eq(h, &self.0));
+    }
+}
+
+fn lock_running() -> std::sync::MutexGuard<'static, Vec<Arc<WorkerHandle>>> {
+    RUNNING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// At exit (detached): stop every run still in progress and wait for each
+/// drain, at most its grace period plus the drain's last round trips.
+pub(crate) fn finish_runs_at_exit() {
+    let runs: Vec<Arc<WorkerHandle>> = lock_running().clone();
+    for run in &runs {
+        run.stop();
+    }
+    for run in &runs {
+        let grace = Duration::from_millis(run.worker().options().shutdown_grace_ms);
+        run.wait_finished(grace + EXIT_DRAIN_MARGIN);
+    }
+}
+
+/// What the exit hook waits for a drain beyond its grace period.
+const EXIT_DRAIN_MARGIN: Duration = Duration::from_secs(3);
 
 /// `None` stays `None` (no bound); anything else is a checked unsigned integer.
 fn optional_uint(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {

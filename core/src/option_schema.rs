@@ -185,7 +185,7 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt(Connect, "client_name", Str, Unset, NO_RANGE,
         "CLIENT SETNAME for every connection (printable ASCII, no spaces); unset: none"),
     opt(Connect, "connect_timeout_ms", Ms, Int(d::CONNECT_TIMEOUT_MS), (Some(1), None),
-        "how long one connection attempt (TCP, TLS, handshake, fence) may take"),
+        "how long one connection attempt (TCP, TLS, handshake, fence) may take, and how long refused reconnects are retried before a call answers unavailable"),
     opt(Connect, "response_timeout_ms", Ms, Int(d::RESPONSE_TIMEOUT_MS), NO_RANGE,
         "how long one command may wait for its answer; 0 = no limit"),
     opt(Connect, "max_payload", Bytes, Int(d::MAX_PAYLOAD as u64), NO_RANGE,

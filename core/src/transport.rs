@@ -13,9 +13,15 @@
 //!   next request re-fences first (the fence key's master may have changed).
 //!
 //! A reply that means "not now, nothing ran" (`LOADING`, `BUSY`, `TRYAGAIN`,
-//! `CLUSTERDOWN`, `MASTERDOWN`, `READONLY`, MOVED/ASK inside a pipeline), and
-//! a failure to (re)connect before anything was sent, are retried until the
-//! response timeout and then answered as [`ErrorKind::Unavailable`].
+//! `CLUSTERDOWN`, `MASTERDOWN`, `READONLY`, MOVED/ASK inside a pipeline) is
+//! retried until the response timeout and then answered as
+//! [`ErrorKind::Unavailable`]. A failure to (re)connect before anything was
+//! sent (refused, reset) is retried too, but only while the server has been
+//! unreachable for less than the connect timeout: the response timeout is
+//! for a server that is up and slow, and a server that is gone must not cost
+//! every call the full response timeout (issue #39 §3). Once the transport
+//! has been unreachable that long, each call tries one reconnect and answers
+//! `Unavailable` at once if it is refused.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -80,6 +86,11 @@ pub(crate) struct Transport {
     refence: Arc<AtomicBool>,
     /// How many times the fence has run on this transport (diagnostics, tests).
     fences: AtomicU64,
+    /// When reconnecting started failing, as milliseconds since `born` plus
+    /// one (0: the last attempt connected). Shared by every call, so a
+    /// server that stays down costs one connect timeout, not one per call.
+    unreachable_since: AtomicU64,
+    born: Instant,
     /// Threads' own transports for this one's client ([`crate::direct`]):
     /// closed with it, so a closed or dropped client leaves none open.
     companions: Mutex<Vec<std::sync::Weak<crate::direct::Slot>>>,
@@ -143,6 +154,8 @@ impl Transport {
             mismatches: Mutex::new(Vec::new()),
             refence,
             fences: AtomicU64::new(0),
+            unreachable_since: AtomicU64::new(0),
+            born: Instant::now(),
             companions: Mutex::new(Vec::new()),
         });
         transport.current().await?;
@@ -361,6 +374,7 @@ impl Transport {
             dead,
             pid,
         };
+        self.unreachable_since.store(0, Ordering::Release);
         if self.is_closed() {
             return Err(Self::closed_error());
         }
@@ -441,6 +455,22 @@ impl Transport {
             }
         }
         Ok(())
+    }
+
+    /// How long reconnecting has been failing (since the first failure that
+    /// no later connect undid), recording now as its start if it was not.
+    fn unreachable_for(&self) -> Duration {
+        let now = self.born.elapsed().as_millis() as u64 + 1;
+        let since = match self.unreachable_since.compare_exchange(
+            0,
+            now,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => now,
+            Err(earlier) => earlier,
+        };
+        Duration::from_millis(now.saturating_sub(since))
     }
 
     /// Forget a connection that failed, unless a newer one already replaced it.
@@ -536,6 +566,21 @@ impl Transport {
             match self.attempt(&mut op, limit).await {
                 Ok(value) => return Ok(value),
                 Err(Failure::BeforeSending(e)) if e.kind() == ErrorKind::Connection => {
+                    let down = self.unreachable_for();
+                    let patience = self.options.connect_timeout.min(budget);
+                    if down >= patience {
+                        return Err(Error::new(
+                            ErrorKind::Unavailable,
+                            format!(
+                                "the server has been unreachable for {down:?} (connect \
+                                 timeout {:?}): {}",
+                                self.options.connect_timeout,
+                                e.message()
+                            ),
+                        ));
+                    }
+                    // Never sleep past the moment the server counts as gone.
+                    pause = pause.min(patience - down).max(Duration::from_millis(1));
                     last = Some(e)
                 }
                 Err(Failure::BeforeSending(e) | Failure::AfterSending(e))

@@ -498,6 +498,7 @@ impl Worker {
                 events: std::sync::OnceLock::new(),
                 metrics: crate::metrics::WorkerMetrics::for_queue(queue),
                 plan: pump::PumpPlan::default(),
+                fatal: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -693,10 +694,18 @@ impl WorkerHandle {
     pub fn join_timeout(&self, limit: Duration) -> Option<Result<()>> {
         let (slot, cv) = &*self.done;
         let guard = slot.lock().unwrap_or_else(|p| p.into_inner());
-        let (mut guard, _) = cv
+        let (guard, _) = cv
             .wait_timeout_while(guard, limit, |v| v.is_none())
             .unwrap_or_else(|p| p.into_inner());
-        guard.take()
+        // Kept, not taken: another watcher (`wait_finished`) may be waiting too.
+        guard.clone()
+    }
+
+    /// Wait up to `limit` for the worker to finish; true once it has. For a
+    /// watcher other than the joiner (a binding's exit hook waiting for a
+    /// drain).
+    pub fn wait_finished(&self, limit: Duration) -> bool {
+        self.join_timeout(limit).is_some()
     }
 
     /// Block until the worker has finished.

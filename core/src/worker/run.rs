@@ -29,6 +29,16 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
 use crate::types::Job;
 
+/// How long the drain's last round trips (handing back what handlers left
+/// past the grace period, flushing settlements) may take after the grace
+/// period has run out: a bound for a server that is up but does not answer.
+const LAST_WORDS: Duration = Duration::from_secs(1);
+
+/// `deadline`, or [`LAST_WORDS`] from now if that is later.
+fn at_least_last_words(deadline: Instant) -> Instant {
+    deadline.max(Instant::now() + LAST_WORDS)
+}
+
 /// Everything a handler task needs to settle what it ran.
 #[derive(Clone)]
 struct Settle {
@@ -212,11 +222,14 @@ impl Run {
         self.ctx().busy.load(Ordering::Acquire)
     }
 
-    /// Claim and start handlers until `stop()`; a closed client ends the
-    /// loop with its error.
+    /// Claim and start handlers until `stop()`; a closed client or a
+    /// version-fence refusal ends the loop with its error.
     async fn claim_loop(&mut self) -> Result<()> {
         loop {
             while self.tasks.try_join_next().is_some() {}
+            if let Some(e) = self.shared.fatal.get() {
+                return Err(e.clone());
+            }
             // Checked first: once stopping, prefetched jobs are handed back, not started.
             if self.shared.stopping.load(Ordering::SeqCst) {
                 return Ok(());
@@ -377,6 +390,12 @@ impl Run {
                 }
             }
             Ok(Parked {
+                failed: Some(e), ..
+            }) if ends_the_run(&e) => {
+                self.shared.fail(&e);
+                return Err(e);
+            }
+            Ok(Parked {
                 claimed,
                 failed: Some(e),
                 ..
@@ -393,6 +412,10 @@ impl Run {
             }
             Err(e) if e.kind() == ErrorKind::Closed => {
                 log::warn!("echomq worker: {} ends: {e}", self.shared.queue);
+                return Err(e);
+            }
+            Err(e) if ends_the_run(&e) => {
+                self.shared.fail(&e);
                 return Err(e);
             }
             Err(e) => self.park_failed(&e),
@@ -462,6 +485,10 @@ impl Run {
                 log::warn!("echomq worker: {} ends: {e}", self.shared.queue);
                 return Err(e);
             }
+            Err(e) if ends_the_run(&e) => {
+                self.shared.fail(&e);
+                return Err(e);
+            }
             Err(e) => {
                 let counters = &self.shared.counters;
                 counters.claim_failures.fetch_add(1, Ordering::Relaxed);
@@ -477,6 +504,13 @@ impl Run {
     /// wire, hand back every job no handler started, give running handlers
     /// the grace period (releasing those that outlive it), then stop the
     /// heartbeat and let the settler flush.
+    ///
+    /// Bounded whatever the server does (gone, hung, fencing us out): every
+    /// step shares the grace period, and each round trip gets what is left
+    /// of it, at least [`LAST_WORDS`] (so a grace of 0 still hands back what
+    /// it can). A step that runs out of time is abandoned: the jobs it
+    /// would have handed back keep their leases until they lapse, when the
+    /// reaper hands them out again (nothing is lost).
     async fn drain(&mut self) {
         log::info!(
             "echomq worker: stopping queue={} running={} prefetched={}",
@@ -484,23 +518,50 @@ impl Run {
             self.busy(),
             self.buffer.len()
         );
+        let grace = Duration::from_millis(self.shared.options.shutdown_grace_ms);
+        let deadline = Instant::now() + grace;
         self.pumps.0.abort();
         if let Some(park) = self.parking.take() {
-            self.end_park(park).await;
+            self.end_park(park, at_least_last_words(deadline)).await;
         }
-        if let Some(claim) = self.claiming.take() {
-            if let Ok(Ok(jobs)) = claim.await {
-                take(&self.shared, &self.held, &mut self.buffer, jobs);
+        if let Some(mut claim) = self.claiming.take() {
+            match tokio::time::timeout_at(at_least_last_words(deadline), &mut claim).await {
+                Ok(Ok(Ok(jobs))) => take(&self.shared, &self.held, &mut self.buffer, jobs),
+                Ok(_) => {}
+                Err(_) => claim.abort(),
             }
         }
-        release(&self.shared, &self.held, ids(self.buffer.drain(..))).await;
-        self.finish_handlers().await;
+        let unstarted = ids(self.buffer.drain(..));
+        let by = at_least_last_words(deadline);
+        self.bounded("hand back prefetched jobs", by, async {
+            release(&self.shared, &self.held, unstarted).await
+        })
+        .await;
+        self.finish_handlers(deadline).await;
         self.heartbeat.0.abort();
         self.ctx = None;
-        if let Some(settler) = self.settler.take() {
-            let _ = settler.await;
+        let last = at_least_last_words(deadline);
+        if let Some(mut settler) = self.settler.take() {
+            if tokio::time::timeout_at(last, &mut settler).await.is_err() {
+                log::warn!(
+                    "echomq worker: settling on {} did not finish in time; the leases \
+                     of what it held will lapse",
+                    self.shared.queue
+                );
+                settler.abort();
+            }
         }
         self.drained = true;
+    }
+
+    /// Run one step of the drain until `deadline`, abandoning it after.
+    async fn bounded(&self, what: &str, deadline: Instant, step: impl Future<Output = ()>) {
+        if tokio::time::timeout_at(deadline, step).await.is_err() {
+            log::warn!(
+                "echomq worker: could not {what} on {} in time; their leases will lapse",
+                self.shared.queue
+            );
+        }
     }
 
     /// Stop a park. Its claim is queued behind the `BLPOP`, so end the
@@ -509,14 +570,20 @@ impl Run {
     /// server cannot be told, or the park does not answer within the
     /// connect timeout, drop the connection: a claim that ran in that
     /// instant is left to its lease (the reaper hands it back).
-    async fn end_park(&mut self, mut park: JoinHandle<Result<Parked>>) {
+    async fn end_park(&mut self, mut park: JoinHandle<Result<Parked>>, by: Instant) {
         let Some(wake) = self.wake.clone() else {
             park.abort();
             return;
         };
-        let deadline = Instant::now() + self.shared.client.options().connect_timeout;
+        let deadline = by.min(Instant::now() + self.shared.client.options().connect_timeout);
         loop {
-            let told = wake.unblock().await;
+            let told = match tokio::time::timeout_at(deadline, wake.unblock()).await {
+                Ok(told) => told,
+                Err(_) => Err(Error::new(
+                    ErrorKind::Timeout,
+                    "the server did not answer CLIENT UNBLOCK in time",
+                )),
+            };
             match tokio::time::timeout(Duration::from_millis(20), &mut park).await {
                 Ok(ended) => {
                     if let Ok(Ok(Parked {
@@ -545,19 +612,24 @@ impl Run {
         }
     }
 
-    /// Wait up to the grace period for running handlers; abort the rest and
-    /// hand their jobs back.
-    async fn finish_handlers(&mut self) {
-        let grace = Duration::from_millis(self.shared.options.shutdown_grace_ms);
+    /// Wait until `deadline` (the end of the grace period) for running
+    /// handlers; abort the rest and hand their jobs back.
+    async fn finish_handlers(&mut self, deadline: Instant) {
         let tasks = &mut self.tasks;
-        let drained =
-            tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
+        let drained = tokio::time::timeout_at(deadline, async {
+            while tasks.join_next().await.is_some() {}
+        })
+        .await;
         if drained.is_err() {
             self.tasks.abort_all();
             while self.tasks.join_next().await.is_some() {}
             let unfinished: Vec<(BrandedId, u64)> =
                 lock(&self.held).iter().map(|(id, t)| (*id, *t)).collect();
-            release(&self.shared, &self.held, unfinished).await;
+            let last = at_least_last_words(deadline);
+            self.bounded("hand back unfinished jobs", last, async {
+                release(&self.shared, &self.held, unfinished).await
+            })
+            .await;
         }
     }
 }
@@ -780,6 +852,12 @@ async fn heartbeat(shared: Arc<WorkerShared>, held: Held) {
                     }
                 }
             }
+            // A busy worker claims nothing for a while: its heartbeat may
+            // be the first to meet the fence.
+            Err(e) if ends_the_run(&e) => {
+                shared.fail(&e);
+                return;
+            }
             Err(e) => {
                 let counters = &shared.counters;
                 counters.heartbeat_failures.fetch_add(1, Ordering::Relaxed);
@@ -788,6 +866,14 @@ async fn heartbeat(shared: Arc<WorkerShared>, held: Held) {
             }
         }
     }
+}
+
+/// An error no retry of the worker's own can cure, so its run ends with it:
+/// the version fence refusing the wire this worker speaks (after an
+/// upgrade, on its next reconnect). Retrying would only be refused again,
+/// forever; the operator must redeploy the worker at the new wire.
+fn ends_the_run(e: &Error) -> bool {
+    e.kind() == ErrorKind::VersionFence
 }
 
 /// The worker's claim: at wire 2.1.0 the capped claim, which dead-letters a

@@ -57,6 +57,10 @@ pub(crate) struct Shared {
     pub(crate) metrics: WorkerMetrics,
     /// When the pumps next look (brought forward by what the worker learns).
     pub(crate) plan: super::pump::PumpPlan,
+    /// Why the run must end, when something other than `stop()` ends it: an
+    /// error no retry can cure (the version fence refusing this worker's
+    /// wire after an upgrade). The run drains as for `stop()` and answers it.
+    pub(crate) fatal: OnceLock<crate::error::Error>,
 }
 
 impl Shared {
@@ -67,6 +71,17 @@ impl Shared {
         if let Some(listener) = self.events.get() {
             listener(&event);
         }
+    }
+
+    /// End the run with `e` (the first such error wins): stop claiming,
+    /// drain as for `stop()`, and answer `e` from `run`.
+    pub(crate) fn fail(&self, e: &crate::error::Error) {
+        if self.fatal.set(e.clone()).is_ok() {
+            log::error!("echomq worker: {} stops: {e}", self.queue);
+        }
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.stop_signal.notify_one();
     }
 
     /// Report a non-fatal failure of the worker's own calls.
