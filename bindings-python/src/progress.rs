@@ -9,7 +9,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
 use crate::aio::{future_into_py, NativeAsyncClient};
-use crate::args::Ms;
+use crate::args::{opt, Count, Ms};
 use crate::client::Client;
 use crate::errors::err;
 use crate::types::Job;
@@ -54,12 +54,12 @@ impl Client {
         py: Python<'_>,
         queue: String,
         id: String,
-        token: u64,
+        token: Count,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let json = progress_json(value)?;
         let c = &self.inner;
-        py.detach(|| c.update_progress(&queue, &id, token, &json))
+        py.detach(|| c.update_progress(&queue, &id, token.0, &json))
             .map_err(err)
     }
 
@@ -72,10 +72,10 @@ impl Client {
         queue: String,
         id: String,
         line: String,
-        max_lines: Option<u64>,
+        max_lines: Option<Count>,
     ) -> PyResult<u64> {
         let c = &self.inner;
-        py.detach(|| c.log(&queue, &id, &line, max_lines))
+        py.detach(|| c.log(&queue, &id, &line, opt(max_lines)))
             .map_err(err)
     }
 
@@ -123,14 +123,14 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         id: String,
-        token: u64,
+        token: Count,
         value: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let json = progress_json(value)?;
         let c = self.inner.clone();
         future_into_py(
             py,
-            async move { c.update_progress(&queue, &id, token, &json).await },
+            async move { c.update_progress(&queue, &id, token.0, &json).await },
             |py, ()| Ok(py.None().into_bound(py)),
         )
     }
@@ -142,12 +142,12 @@ impl NativeAsyncClient {
         queue: String,
         id: String,
         line: String,
-        max_lines: Option<u64>,
+        max_lines: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let c = self.inner.clone();
         future_into_py(
             py,
-            async move { c.log(&queue, &id, &line, max_lines).await },
+            async move { c.log(&queue, &id, &line, opt(max_lines)).await },
             |py, n| Ok(n.into_pyobject(py)?.into_any()),
         )
     }
@@ -220,10 +220,10 @@ impl Job {
     /// Append a line to this job's log; answers the log's length. Blocks
     /// for one round trip, like `update_progress`.
     #[pyo3(signature = (line, max_lines=None))]
-    fn log(&self, py: Python<'_>, line: String, max_lines: Option<u64>) -> PyResult<u64> {
+    fn log(&self, py: Python<'_>, line: String, max_lines: Option<Count>) -> PyResult<u64> {
         let (client, queue) = self.context()?;
         py.detach(|| {
-            echomq::runtime::runtime().block_on(client.log(queue, &self.id, &line, max_lines))
+            echomq::runtime::runtime().block_on(client.log(queue, &self.id, &line, opt(max_lines)))
         })
         .map_err(err)
     }
