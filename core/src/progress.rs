@@ -53,8 +53,7 @@ impl Client {
                 &[&row],
                 &[token.to_string().as_bytes(), progress.as_bytes()],
             )
-            .await
-            .map_err(|e| e.about(&id))?;
+            .await?;
         replies::progressed(answer)?;
         self.publish(&keys, "progress", id.as_str(), &[("progress", progress)]);
         Ok(())
