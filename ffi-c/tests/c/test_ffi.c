@@ -23,9 +23,10 @@
 
 /* ---- the layouts the Rust side asserts (ffi-c/src/tests.rs), from C ---- */
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
-_Static_assert(sizeof(emq_error) == 64 && offsetof(emq_error, class_word) == 32 &&
+_Static_assert(sizeof(emq_error) == 80 && offsetof(emq_error, class_word) == 32 &&
                    offsetof(emq_error, batch) == 40 && offsetof(emq_error, batch_len) == 48 &&
-                   offsetof(emq_error, last_error) == 56,
+                   offsetof(emq_error, last_error) == 56 && offsetof(emq_error, job_id) == 64 &&
+                   offsetof(emq_error, retry_after_ms) == 72,
                "emq_error");
 _Static_assert(sizeof(emq_batch_item) == 20 && offsetof(emq_batch_item, state) == 16, "emq_batch_item");
 _Static_assert(sizeof(emq_id) == 15, "emq_id");
