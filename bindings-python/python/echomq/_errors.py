@@ -77,7 +77,7 @@ class _JobError(EchoMQError):
     """An error about one job; ``.job_id`` is its id (``None`` only if the
     core could not tell)."""
 
-    facts = ("job_id",)
+    facts: Tuple[str, ...] = ("job_id",)
     job_id: Optional[str] = None
 
 
