@@ -40,8 +40,10 @@ export interface ErrorKindInfo {
   /** `ErrorCode` key: `STALE`, `LEASE_LOST`, ... */
   readonly name: keyof typeof ErrorCode
   readonly code: ErrorCode
-  /** The C ABI status number (1..16). */
+  /** The C ABI status number. */
   readonly status: number
+  /** The properties this kind's errors carry (`jobId`, `found`, `word`, `lastError`, `retryAfterMs`, `items`). */
+  readonly facts: readonly string[]
 }
 
 /** Every error kind, in code order. */
@@ -116,10 +118,10 @@ export declare class EchoMQError extends Error {
     message: string,
     code: ErrorCode,
     details?: {
+      jobId?: string | null
       found?: string
       word?: string
       items?: BatchItem[]
-      id?: string
       retryAfterMs?: number
       lastError?: string | null
       cause?: unknown
@@ -129,12 +131,17 @@ export declare class EchoMQError extends Error {
   readonly code: ErrorCode
   /** The C status number of the kind. */
   readonly status: number
+  /**
+   * The job the error is about (`EMQSTALE`, `EMQ_GONE`, `EMQ_LEASE_LOST`, `EMQ_NOT_DEAD`,
+   * `EMQ_JOB_ACTIVE`, `EMQ_NOT_DURABLE`, `EMQ_JOB_DEAD`; see `errorKinds()[i].facts`).
+   */
+  readonly jobId?: string | null
+  /** The former name of `jobId`, kept as an alias. */
+  readonly id?: string | null
   /** `EMQ_VERSION_FENCE`: the value found in `{emq}:version`. */
   readonly found?: string
   /** `EMQ_PROTOCOL`: the unknown `EMQ*` class word the server sent. */
   readonly word?: string
-  /** `EMQ_NOT_DURABLE`: the id of the job written on the master but not confirmed by enough replicas. */
-  readonly id?: string
   /**
    * `EMQ_PARTIAL_BATCH`: every payload's pre-minted id and whether it was
    * written; resend the others with `enqueueWithId` (exact).

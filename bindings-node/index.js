@@ -32,6 +32,9 @@ const NAPI_ARGUMENT_CODES = new Set([
   'ArrayBufferExpected',
 ])
 
+/** `code` → the fact properties its errors carry (the core's `ErrorKind::facts`). */
+const FACTS = new Map(KINDS.map((k) => [k.code, k.facts]))
+
 class EchoMQError extends Error {
   constructor(message, code, details) {
     super(message, details && details.cause !== undefined ? { cause: details.cause } : undefined)
@@ -40,14 +43,13 @@ class EchoMQError extends Error {
     this.code = code
     /** The C status number of the kind. */
     this.status = STATUS.get(code)
-    if (details && details.found !== undefined) this.found = details.found
-    if (details && details.word !== undefined) this.word = details.word
-    /** A job that went dead (`waitForResult`): its `last_error`, or null. */
-    if (details && details.lastError !== undefined) this.lastError = details.lastError
-    /** A partial batch: `[{id, state}]` per payload, state `written` / `not_written` / `unknown`. */
-    if (details && details.items !== undefined) this.items = details.items
-    if (details && details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs
-    if (details && details.id !== undefined) this.id = details.id
+    // The facts the kind declares (`jobId`, `found`, `word`, `lastError`,
+    // `retryAfterMs`, `items`): each a property, `null` when not held.
+    for (const fact of FACTS.get(code) || []) {
+      this[fact] = details && details[fact] !== undefined ? details[fact] : null
+    }
+    /** The former name of `jobId` (`EMQ_NOT_DURABLE`), kept as an alias. */
+    if ('jobId' in this) this.id = this.jobId
   }
 }
 
@@ -62,14 +64,10 @@ class UnrecoverableError extends Error {
 function toEchoMQError(e) {
   if (e instanceof EchoMQError || e === null || typeof e !== 'object') return e
   if (STATUS.has(e.code)) {
-    return new EchoMQError(e.message, e.code, {
-      found: e.found,
-      word: e.word,
-      items: e.items,
-      id: e.id,
-      retryAfterMs: e.retryAfterMs,
-      lastError: e.code === 'EMQ_JOB_DEAD' ? (e.lastError ?? null) : undefined,
-    })
+    // The addon set every declared fact as a property: carry them over as-is.
+    const details = {}
+    for (const fact of FACTS.get(e.code)) details[fact] = e[fact]
+    return new EchoMQError(e.message, e.code, details)
   }
   if (NAPI_ARGUMENT_CODES.has(e.code)) {
     return new EchoMQError(e.message, ErrorCode.INVALID_ARGUMENT, { cause: e })

@@ -442,6 +442,17 @@ typedef struct emq_error {
      * `EMQ_ERR_JOB_DEAD` only: the job's `last_error` (NULL if none was recorded); else NULL.
      */
     char *last_error;
+    /**
+     * The id of the job the error is about (`EMQ_ERR_STALE`, `EMQ_ERR_GONE`,
+     * `EMQ_ERR_LEASE_LOST`, `EMQ_ERR_NOT_DEAD`, `EMQ_ERR_JOB_ACTIVE`,
+     * `EMQ_ERR_NOT_DURABLE`, `EMQ_ERR_JOB_DEAD`); else NULL.
+     */
+    char *job_id;
+    /**
+     * `EMQ_ERR_RATE_LIMITED` only: how long to wait before claiming again,
+     * ms (0 = until a slot frees); else -1.
+     */
+    int64_t retry_after_ms;
 } emq_error;
 
 /**
@@ -1131,7 +1142,8 @@ typedef struct emq_value {
 #define EMQ_ERR_UNSUPPORTED 17
 
 /**
- * `EMQRATE`: the queue's concurrency ceiling or rate limit refused the claim.
+ * `EMQRATE`: the queue's concurrency ceiling or rate limit refused the claim;
+ * `emq_error_retry_after_ms` says how long to wait.
  */
 #define EMQ_ERR_RATE_LIMITED 18
 
@@ -1144,13 +1156,13 @@ typedef struct emq_value {
 
 /**
  * Written on the master, but fewer than `wait_replicas` replicas acknowledged
- * it in time (the message names the job id); a failover now may lose it.
+ * it in time (`emq_error_job_id` names the job); a failover now may lose it.
  */
 #define EMQ_ERR_NOT_DURABLE 21
 
 /**
- * `emq_enqueue_many` lost its connection part way; the message says how
- * many items were written. (Resend with `emq_enqueue_with_id`.)
+ * `emq_enqueue_many` lost its connection part way; `emq_error_items` says
+ * which items were written. (Resend the others with `emq_enqueue_with_id`.)
  */
 #define EMQ_ERR_PARTIAL_BATCH 22
 
@@ -2165,6 +2177,65 @@ emq_status emq_fire_repeats(const struct emq_client *client,
  * freed; it must not be used afterwards.
  */
 void emq_repeat_list_free(struct emq_repeat_list *list);
+
+/**
+ * The id of the job the error is about (`EMQ_ERR_STALE`, `EMQ_ERR_GONE`,
+ * `EMQ_ERR_LEASE_LOST`, `EMQ_ERR_NOT_DEAD`, `EMQ_ERR_JOB_ACTIVE`,
+ * `EMQ_ERR_NOT_DURABLE`, `EMQ_ERR_JOB_DEAD`), or NULL. Borrowed from the
+ * record: valid until `emq_error_free(err)`; never free it.
+ *
+ * # Safety
+ * `err` is NULL or a record this library returned that is not yet freed.
+ */
+const char *emq_error_job_id(const struct emq_error *err);
+
+/**
+ * `EMQ_ERR_RATE_LIMITED`: how long to wait before claiming again, in ms (0 =
+ * until a slot frees); -1 for any other error or NULL.
+ *
+ * # Safety
+ * `err` is NULL or a record this library returned that is not yet freed.
+ */
+int64_t emq_error_retry_after_ms(const struct emq_error *err);
+
+/**
+ * `EMQ_ERR_VERSION_FENCE`: the value found in `{emq}:version`, or NULL.
+ * Borrowed from the record (valid until `emq_error_free(err)`).
+ *
+ * # Safety
+ * `err` is NULL or a record this library returned that is not yet freed.
+ */
+const char *emq_error_found(const struct emq_error *err);
+
+/**
+ * `EMQ_ERR_PROTOCOL`: the unknown `EMQ*` class word, or NULL. Borrowed from
+ * the record (valid until `emq_error_free(err)`).
+ *
+ * # Safety
+ * `err` is NULL or a record this library returned that is not yet freed.
+ */
+const char *emq_error_word(const struct emq_error *err);
+
+/**
+ * `EMQ_ERR_JOB_DEAD`: the job's `last_error`, or NULL (also when none was
+ * recorded). Borrowed from the record (valid until `emq_error_free(err)`).
+ *
+ * # Safety
+ * `err` is NULL or a record this library returned that is not yet freed.
+ */
+const char *emq_error_last_error(const struct emq_error *err);
+
+/**
+ * `EMQ_ERR_PARTIAL_BATCH`: every payload's id and write state, in input
+ * order, with their number in `*len` (`len` may be NULL); NULL and 0 for any
+ * other error. Borrowed from the record (valid until `emq_error_free(err)`).
+ *
+ * # Safety
+ * `err` is NULL or a record this library returned that is not yet freed;
+ * `len` is NULL or valid for one write.
+ */
+const struct emq_batch_item *emq_error_items(const struct emq_error *err,
+                                             size_t *len);
 
 /**
  * Release an error record made by the library (NULL is a no-op). Do not

@@ -46,31 +46,6 @@ namespace echomq {
 // Errors
 // ---------------------------------------------------------------------------------------
 
-/// The base of every exception this wrapper throws for a failed emq_* call.
-class Error : public std::runtime_error {
-public:
-    Error(emq_status status, const std::string& message, std::string found = {},
-          std::string class_word = {})
-        : std::runtime_error(message),
-          status_(status),
-          found_(std::move(found)),
-          class_word_(std::move(class_word)) {}
-
-    /// The C status number (EMQ_ERR_*), stable forever.
-    emq_status status() const noexcept { return status_; }
-    /// The stable string code ("EMQSTALE", "EMQ_GONE", ...).
-    const char* code() const noexcept { return emq_status_code(status_); }
-    /// The version found on the server (VersionFenceError only, else empty).
-    const std::string& found() const noexcept { return found_; }
-    /// The unknown class word (ProtocolError only, else empty).
-    const std::string& class_word() const noexcept { return class_word_; }
-
-private:
-    emq_status status_;
-    std::string found_;
-    std::string class_word_;
-};
-
 /// One entry of a PartialBatchError: a payload's pre-minted id and whether it was written
 /// (EMQ_WRITTEN, EMQ_NOT_WRITTEN or EMQ_WRITE_UNKNOWN).
 struct BatchItem {
@@ -78,13 +53,58 @@ struct BatchItem {
     int32_t state;
 };
 
-#define ECHOMQ_ERROR_CLASS(Name, Status)                                   \
-    class Name : public Error {                                            \
-    public:                                                                \
-        static constexpr emq_status kStatus = Status;                      \
-        explicit Name(const std::string& message, std::string found = {},  \
-                      std::string class_word = {})                         \
-            : Error(Status, message, std::move(found), std::move(class_word)) {} \
+/// The facts a failed call's error carries, copied from its emq_error (the core declares
+/// which kinds carry which; the others stay empty).
+struct ErrorFacts {
+    /// The value found in `{emq}:version` (VersionFenceError).
+    std::string found;
+    /// The unknown `EMQ*` class word (ProtocolError).
+    std::string class_word;
+    /// The job the error is about (StaleError, GoneError, LeaseLostError, NotDeadError,
+    /// JobActiveError, NotDurableError, JobDeadError).
+    std::optional<std::string> job_id;
+    /// A dead job's last_error (JobDeadError; nullopt when none was recorded).
+    std::optional<std::string> last_error;
+    /// How long to wait before claiming again, ms (RateLimitedError; 0 = until a slot frees).
+    std::optional<int64_t> retry_after_ms;
+    /// Every payload's id and write state (PartialBatchError).
+    std::vector<BatchItem> items;
+};
+
+/// The base of every exception this wrapper throws for a failed emq_* call.
+class Error : public std::runtime_error {
+public:
+    Error(emq_status status, const std::string& message, ErrorFacts facts = {})
+        : std::runtime_error(message), status_(status), facts_(std::move(facts)) {}
+
+    /// The C status number (EMQ_ERR_*), stable forever.
+    emq_status status() const noexcept { return status_; }
+    /// The stable string code ("EMQSTALE", "EMQ_GONE", ...).
+    const char* code() const noexcept { return emq_status_code(status_); }
+    /// The version found on the server (VersionFenceError only, else empty).
+    const std::string& found() const noexcept { return facts_.found; }
+    /// The unknown class word (ProtocolError only, else empty).
+    const std::string& class_word() const noexcept { return facts_.class_word; }
+    /// The id of the job the error is about (the job kinds only, else nullopt).
+    const std::optional<std::string>& job_id() const noexcept { return facts_.job_id; }
+    /// How long to wait before claiming again, ms (RateLimitedError only, else nullopt).
+    std::optional<int64_t> retry_after_ms() const noexcept { return facts_.retry_after_ms; }
+    /// A dead job's last_error (JobDeadError only; nullopt when none was recorded).
+    const std::optional<std::string>& last_error() const noexcept { return facts_.last_error; }
+    /// Every payload's id and write state (PartialBatchError only, else empty).
+    const std::vector<BatchItem>& items() const noexcept { return facts_.items; }
+
+private:
+    emq_status status_;
+    ErrorFacts facts_;
+};
+
+#define ECHOMQ_ERROR_CLASS(Name, Status)                                          \
+    class Name : public Error {                                                   \
+    public:                                                                       \
+        static constexpr emq_status kStatus = Status;                             \
+        explicit Name(const std::string& message, ErrorFacts facts = {})          \
+            : Error(Status, message, std::move(facts)) {}                         \
     };
 
 ECHOMQ_ERROR_CLASS(KindError, EMQ_ERR_KIND)
@@ -121,35 +141,15 @@ ECHOMQ_ERROR_CLASS(UnavailableError, EMQ_ERR_UNAVAILABLE)
 #ifdef EMQ_ERR_NOT_DURABLE
 ECHOMQ_ERROR_CLASS(NotDurableError, EMQ_ERR_NOT_DURABLE)
 #endif
-#undef ECHOMQ_ERROR_CLASS
-
-#ifdef EMQ_ERR_JOB_DEAD
-/// EMQ_ERR_JOB_DEAD: the job Client::wait_for_result waited on went dead; last_error() is
-/// its last_error (nullopt when none was recorded).
-class JobDeadError : public Error {
-public:
-    static constexpr emq_status kStatus = EMQ_ERR_JOB_DEAD;
-    JobDeadError(const std::string& message, std::optional<std::string> last_error)
-        : Error(EMQ_ERR_JOB_DEAD, message), last_error_(std::move(last_error)) {}
-    const std::optional<std::string>& last_error() const noexcept { return last_error_; }
-
-private:
-    std::optional<std::string> last_error_;
-};
-#endif
-
 /// EMQ_ERR_PARTIAL_BATCH: enqueue_many lost its connection part way. items() holds every
 /// payload's id and write state; resend the ones not written with enqueue_with_id.
-class PartialBatchError : public Error {
-public:
-    static constexpr emq_status kStatus = EMQ_ERR_PARTIAL_BATCH;
-    PartialBatchError(const std::string& message, std::vector<BatchItem> items)
-        : Error(EMQ_ERR_PARTIAL_BATCH, message), items_(std::move(items)) {}
-    const std::vector<BatchItem>& items() const noexcept { return items_; }
-
-private:
-    std::vector<BatchItem> items_;
-};
+ECHOMQ_ERROR_CLASS(PartialBatchError, EMQ_ERR_PARTIAL_BATCH)
+#ifdef EMQ_ERR_JOB_DEAD
+/// EMQ_ERR_JOB_DEAD: the job Client::wait_for_result waited on went dead; job_id() is that
+/// job, last_error() its last_error (nullopt when none was recorded).
+ECHOMQ_ERROR_CLASS(JobDeadError, EMQ_ERR_JOB_DEAD)
+#endif
+#undef ECHOMQ_ERROR_CLASS
 
 /// Throw from a worker handler to send the job straight to the dead set (no retry).
 class Unrecoverable : public std::runtime_error {
@@ -165,59 +165,64 @@ inline std::optional<std::string> opt_str(const char* s) {
 
 inline std::string str_or_empty(const char* s) { return s ? std::string(s) : std::string(); }
 
-/// Throw the typed exception for `status`, reading the details from `err` (may be NULL).
+/// The facts of `err` (may be NULL), read through the emq_error_<fact> accessors.
+inline ErrorFacts facts_of(const emq_error* err) {
+    ErrorFacts f;
+    if (!err) return f;
+    f.found = str_or_empty(emq_error_found(err));
+    f.class_word = str_or_empty(emq_error_word(err));
+    f.job_id = opt_str(emq_error_job_id(err));
+    f.last_error = opt_str(emq_error_last_error(err));
+    int64_t wait = emq_error_retry_after_ms(err);
+    if (wait >= 0) f.retry_after_ms = wait;
+    size_t n = 0;
+    const emq_batch_item* items = emq_error_items(err, &n);
+    for (size_t i = 0; i < n; ++i) f.items.push_back(BatchItem{items[i].id.text, items[i].state});
+    return f;
+}
+
+/// Throw the typed exception for `status`, with the facts from `err` (may be NULL).
 [[noreturn]] inline void raise(emq_status status, const emq_error* err) {
     std::string msg = err && err->message ? err->message : emq_status_code(status);
-    std::string found = err ? str_or_empty(err->found) : std::string();
-    std::string word = err ? str_or_empty(err->class_word) : std::string();
+    ErrorFacts f = facts_of(err);
     switch (status) {
-        case EMQ_ERR_KIND: throw KindError(msg);
-        case EMQ_ERR_STALE: throw StaleError(msg);
-        case EMQ_ERR_GONE: throw GoneError(msg);
-        case EMQ_ERR_LEASE_LOST: throw LeaseLostError(msg);
-        case EMQ_ERR_NOT_DEAD: throw NotDeadError(msg);
-        case EMQ_ERR_VERSION_FENCE: throw VersionFenceError(msg, found);
-        case EMQ_ERR_INVALID_ID: throw InvalidIdError(msg);
-        case EMQ_ERR_INVALID_QUEUE: throw InvalidQueueError(msg);
-        case EMQ_ERR_INVALID_ARGUMENT: throw InvalidArgumentError(msg);
-        case EMQ_ERR_CONNECTION: throw ConnectionError(msg);
-        case EMQ_ERR_TIMEOUT: throw TimeoutError(msg);
-        case EMQ_ERR_PROTOCOL: throw ProtocolError(msg, {}, word);
-        case EMQ_ERR_SERVER: throw ServerError(msg);
-        case EMQ_ERR_JOB_ACTIVE: throw JobActiveError(msg);
-        case EMQ_ERR_BUNDLE_MISMATCH: throw BundleMismatchError(msg);
-        case EMQ_ERR_CLOSED: throw ClosedError(msg);
-        case EMQ_ERR_PARTIAL_BATCH: {
-            std::vector<BatchItem> items;
-            if (err) {
-                for (size_t i = 0; i < err->batch_len; ++i) {
-                    items.push_back(BatchItem{err->batch[i].id.text, err->batch[i].state});
-                }
-            }
-            throw PartialBatchError(msg, std::move(items));
-        }
-        case EMQ_ERR_INTERNAL: throw InternalError(msg);
-        case EMQ_ERR_NULL_POINTER: throw NullPointerError(msg);
-        case EMQ_ERR_INVALID_UTF8: throw InvalidUtf8Error(msg);
-        case EMQ_ERR_PANIC: throw PanicError(msg);
+        case EMQ_ERR_KIND: throw KindError(msg, std::move(f));
+        case EMQ_ERR_STALE: throw StaleError(msg, std::move(f));
+        case EMQ_ERR_GONE: throw GoneError(msg, std::move(f));
+        case EMQ_ERR_LEASE_LOST: throw LeaseLostError(msg, std::move(f));
+        case EMQ_ERR_NOT_DEAD: throw NotDeadError(msg, std::move(f));
+        case EMQ_ERR_VERSION_FENCE: throw VersionFenceError(msg, std::move(f));
+        case EMQ_ERR_INVALID_ID: throw InvalidIdError(msg, std::move(f));
+        case EMQ_ERR_INVALID_QUEUE: throw InvalidQueueError(msg, std::move(f));
+        case EMQ_ERR_INVALID_ARGUMENT: throw InvalidArgumentError(msg, std::move(f));
+        case EMQ_ERR_CONNECTION: throw ConnectionError(msg, std::move(f));
+        case EMQ_ERR_TIMEOUT: throw TimeoutError(msg, std::move(f));
+        case EMQ_ERR_PROTOCOL: throw ProtocolError(msg, std::move(f));
+        case EMQ_ERR_SERVER: throw ServerError(msg, std::move(f));
+        case EMQ_ERR_JOB_ACTIVE: throw JobActiveError(msg, std::move(f));
+        case EMQ_ERR_BUNDLE_MISMATCH: throw BundleMismatchError(msg, std::move(f));
+        case EMQ_ERR_CLOSED: throw ClosedError(msg, std::move(f));
+        case EMQ_ERR_PARTIAL_BATCH: throw PartialBatchError(msg, std::move(f));
+        case EMQ_ERR_INTERNAL: throw InternalError(msg, std::move(f));
+        case EMQ_ERR_NULL_POINTER: throw NullPointerError(msg, std::move(f));
+        case EMQ_ERR_INVALID_UTF8: throw InvalidUtf8Error(msg, std::move(f));
+        case EMQ_ERR_PANIC: throw PanicError(msg, std::move(f));
 #ifdef EMQ_ERR_UNSUPPORTED
-        case EMQ_ERR_UNSUPPORTED: throw UnsupportedError(msg);
+        case EMQ_ERR_UNSUPPORTED: throw UnsupportedError(msg, std::move(f));
 #endif
 #ifdef EMQ_ERR_RATE_LIMITED
-        case EMQ_ERR_RATE_LIMITED: throw RateLimitedError(msg);
+        case EMQ_ERR_RATE_LIMITED: throw RateLimitedError(msg, std::move(f));
 #endif
 #ifdef EMQ_ERR_UNAVAILABLE
-        case EMQ_ERR_UNAVAILABLE: throw UnavailableError(msg);
+        case EMQ_ERR_UNAVAILABLE: throw UnavailableError(msg, std::move(f));
 #endif
 #ifdef EMQ_ERR_NOT_DURABLE
-        case EMQ_ERR_NOT_DURABLE: throw NotDurableError(msg);
+        case EMQ_ERR_NOT_DURABLE: throw NotDurableError(msg, std::move(f));
 #endif
 #ifdef EMQ_ERR_JOB_DEAD
-        case EMQ_ERR_JOB_DEAD: throw JobDeadError(msg, err && err->last_error
-                                                      ? std::optional<std::string>(err->last_error)
-                                                      : std::nullopt);
+        case EMQ_ERR_JOB_DEAD: throw JobDeadError(msg, std::move(f));
 #endif
-        default: throw Error(status, msg, found, word);
+        default: throw Error(status, msg, std::move(f));
     }
 }
 

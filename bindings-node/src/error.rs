@@ -1,9 +1,11 @@
-//! `echomq::Error` → a JavaScript `Error` with `code` (and `found` / `word`).
+//! `echomq::Error` → a JavaScript `Error` with `code`, `status` and, as
+//! properties, the facts its kind declares in the core (`ErrorKind::facts`,
+//! camelCase: `jobId`, `found`, `word`, `lastError`, `retryAfterMs`, `items`).
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use echomq::{Error as EmqError, ErrorKind};
+use echomq::{Error as EmqError, ErrorKind, FactValue};
 
 /// Build the JS error object for a core error. On the (unlikely) failure to
 /// build it, fall back to a plain napi error so nothing is swallowed.
@@ -15,31 +17,26 @@ fn build(env: &Env, e: &EmqError) -> Result<Error> {
     let mut obj = env.create_error(Error::new(Status::GenericFailure, e.message()))?;
     obj.set("code", e.code())?;
     obj.set("status", e.kind().status())?;
-    if let Some(found) = e.found() {
-        obj.set("found", found)?;
-    }
-    if let Some(word) = e.class_word() {
-        obj.set("word", word)?;
-    }
-    if e.kind() == ErrorKind::JobDead {
-        obj.set("lastError", e.last_error())?;
-    }
-    if let Some(id) = e.job_id() {
-        obj.set("id", id)?;
-    }
-    if let Some(items) = e.batch_items() {
-        // A partial batch: `[{id, state}]` per payload, in input order.
-        let list: Vec<BatchItemJs> = items
-            .iter()
-            .map(|i| BatchItemJs {
-                id: i.id.to_string(),
-                state: i.state.as_str().to_string(),
-            })
-            .collect();
-        obj.set("items", list)?;
-    }
-    if let Some(ms) = e.retry_after_ms() {
-        obj.set("retryAfterMs", ms as f64)?;
+    // Every fact the kind declares is a property; one this error does not
+    // hold (a dead job with no last_error) is `null`.
+    for fact in e.kind().facts() {
+        let name = fact.camel_name();
+        match e.fact(*fact) {
+            None => obj.set(name, Null)?,
+            Some(FactValue::Text(text)) => obj.set(name, text)?,
+            Some(FactValue::Number(n)) => obj.set(name, n as f64)?,
+            Some(FactValue::Items(items)) => {
+                // A partial batch: `[{id, state}]` per payload, in input order.
+                let list: Vec<BatchItemJs> = items
+                    .iter()
+                    .map(|i| BatchItemJs {
+                        id: i.id.to_string(),
+                        state: i.state.as_str().to_string(),
+                    })
+                    .collect();
+                obj.set(name, list)?
+            }
+        }
     }
     Ok(Error::from(obj.to_unknown()))
 }
@@ -65,6 +62,8 @@ pub struct ErrorKindInfo {
     pub code: String,
     /// The C status number.
     pub status: i32,
+    /// The properties this kind's errors carry (camelCase fact names).
+    pub facts: Vec<String>,
 }
 
 fn upper_snake(kind: ErrorKind) -> String {
@@ -88,6 +87,11 @@ pub fn error_kinds() -> Vec<ErrorKindInfo> {
             name: upper_snake(*k),
             code: k.code().to_string(),
             status: k.status(),
+            facts: k
+                .facts()
+                .iter()
+                .map(|f| f.camel_name().to_string())
+                .collect(),
         })
         .collect()
 }

@@ -165,3 +165,42 @@ test('a rate limit holds for a worker', async () => {
   await run
   assert.ok(claimed >= 60 && claimed <= 100, `claimed ${claimed}`)
 })
+
+// Issue #33: the same scenario as the C, C++ and Python suites. The wait lies
+// between the limiter's PTTL read just before and just after the refused claim;
+// the job id of a dead and a gone job is a property, never read from a message.
+test('error facts: retryAfterMs and jobId are properties, from the core table', async () => {
+  const q = uniqueQueue('facts')
+  const a = (await client.enqueue(q, 'a')).id
+  const b = (await client.enqueue(q, 'b')).id
+  await client.setRateLimit(q, 1, 600000)
+  const job = await client.claim(q, 60000)
+  assert.equal(job.id, a)
+  const before = Number(await raw.cmd('PTTL', `emq:{${q}}:limiter`))
+  const rate = await rejectsWith(client.claim(q, 60000), ErrorCode.RATE_LIMITED)
+  const after = Number(await raw.cmd('PTTL', `emq:{${q}}:limiter`))
+  assert.ok(after > 500000 && after <= rate.retryAfterMs && rate.retryAfterMs <= before,
+    `${after} <= ${rate.retryAfterMs} <= ${before}`)
+  assert.equal('jobId' in rate, false)
+  await client.setRateLimit(q, 0, 0)
+
+  assert.equal(await client.retry(q, a, job.token, { maxAttempts: 1, error: 'boom' }), 'dead')
+  assert.equal(await raw.cmd('HGET', `emq:{${q}}:job:${a}`, 'state'), 'dead')
+  const dead = await rejectsWith(client.waitForResult(q, a, 20000), ErrorCode.JOB_DEAD)
+  assert.deepEqual([dead.jobId, dead.id, dead.lastError], [a, a, 'boom'])
+
+  await client.remove(q, b)
+  assert.equal(Number(await raw.cmd('EXISTS', `emq:{${q}}:job:${b}`)), 0)
+  const gone = await rejectsWith(client.waitForResult(q, b, 20000), ErrorCode.GONE)
+  assert.equal(gone.jobId, b)
+  const refused = await rejectsWith(client.updateProgress(q, b, 1, 1), ErrorCode.GONE)
+  assert.equal(refused.jobId, b)
+
+  // Every kind's declared facts are properties of its errors, and only those.
+  const facts = Object.fromEntries(emq.errorKinds().map((k) => [k.code, k.facts]))
+  assert.deepEqual(facts.EMQRATE, ['retryAfterMs'])
+  assert.deepEqual(facts.EMQ_JOB_DEAD, ['jobId', 'lastError'])
+  for (const [err, code] of [[rate, 'EMQRATE'], [dead, 'EMQ_JOB_DEAD'], [gone, 'EMQ_GONE']]) {
+    for (const fact of facts[code]) assert.ok(fact in err, `${code} lacks ${fact}`)
+  }
+})

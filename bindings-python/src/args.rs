@@ -24,7 +24,10 @@ fn invalid(message: String) -> PyErr {
 }
 
 /// A non-negative integer; negative or beyond 2**64 is `InvalidArgumentError`.
-fn non_negative(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+/// The one conversion every unsigned integer argument goes through (the
+/// newtypes below, `defaults::uint_or`, `(id, token)` pairs): a plain `u64`
+/// parameter would answer a negative int with pyo3's builtin `OverflowError`.
+pub(crate) fn non_negative(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
     obj.extract::<u64>().map_err(|e| {
         if e.is_instance_of::<PyOverflowError>(obj.py()) {
             invalid(format!("{what} must be an integer in 0..2**64, not {obj}"))

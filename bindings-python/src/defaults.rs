@@ -2,7 +2,6 @@
 //! (the tests check the documented values against it), and every omitted
 //! keyword (`None`) is filled from them here, never from a Python literal.
 
-use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -24,16 +23,7 @@ pub fn uint_or(name: &str, value: Option<&Bound<'_, PyAny>>, default: u64) -> Py
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(default);
     };
-    value.extract::<u64>().map_err(|e| {
-        if e.is_instance_of::<PyOverflowError>(value.py()) {
-            crate::errors::err(echomq::Error::new(
-                echomq::ErrorKind::InvalidArgument,
-                format!("{name} is {value}, out of range"),
-            ))
-        } else {
-            e
-        }
-    })
+    crate::args::non_negative(value, name)
 }
 
 /// [`uint_or`] for a count (`usize`).

@@ -1,21 +1,40 @@
 //! `echomq::Error` → the Python exception class of its kind. The classes live
-//! in `echomq/_errors.py`; this side only hands over (code, message, detail).
+//! in `echomq/_errors.py`; this side hands over the code, the message and the
+//! facts the kind declares (`ErrorKind::facts`), each as its own typed value
+//! keyed by the fact's name: the attribute the exception gets.
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList};
+
+use echomq::{ErrorKind, Fact, FactValue};
 
 static FROM_NATIVE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static UNRECOVERABLE: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 
+/// `{fact name: value}` for every fact the error's kind declares; a declared
+/// fact this error does not hold is `None`.
+fn facts<'py>(py: Python<'py>, e: &echomq::Error) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for fact in e.kind().facts() {
+        let value: Bound<'py, PyAny> = match e.fact(*fact) {
+            None => py.None().into_bound(py),
+            Some(FactValue::Text(text)) => text.into_pyobject(py)?.into_any(),
+            Some(FactValue::Number(n)) => n.into_pyobject(py)?.into_any(),
+            // A partial batch: one `(id, state)` per item, in input order.
+            Some(FactValue::Items(items)) => PyList::new(
+                py,
+                items.iter().map(|i| (i.id.to_string(), i.state.as_str())),
+            )?
+            .into_any(),
+        };
+        out.set_item(fact.name(), value)?;
+    }
+    Ok(out)
+}
+
 /// The exception instance for a core error (an `EchoMQError` subclass).
 pub fn exception<'py>(py: Python<'py>, e: &echomq::Error) -> Bound<'py, PyAny> {
-    let detail = e
-        .found()
-        .or_else(|| e.class_word())
-        .or_else(|| e.last_error())
-        .or_else(|| e.job_id())
-        .map(String::from)
-        .or_else(|| e.retry_after_ms().map(|ms| ms.to_string()));
     let made = FROM_NATIVE
         .get_or_try_init(py, || {
             Ok::<_, PyErr>(
@@ -24,21 +43,35 @@ pub fn exception<'py>(py: Python<'py>, e: &echomq::Error) -> Bound<'py, PyAny> {
                     .unbind(),
             )
         })
-        .and_then(|make| {
-            // A partial batch carries each item's (id, state), in input order.
-            let items: Option<Vec<(String, &str)>> = e.batch_items().map(|items| {
-                items
-                    .iter()
-                    .map(|i| (i.id.to_string(), i.state.as_str()))
-                    .collect()
-            });
-            make.bind(py).call1((e.code(), e.message(), detail, items))
-        });
+        .and_then(|make| make.bind(py).call1((e.code(), e.message(), facts(py, e)?)));
     match made {
         Ok(value) => value,
         // Only if the package is broken; still never lose the message.
         Err(import_failure) => import_failure.into_value(py).into_bound(py).into_any(),
     }
+}
+
+/// The core's error table: one `(code, status, facts)` per kind, in code
+/// order; `facts` are the attribute names the kind's exception carries.
+/// The package's classes and the guides' tables are checked against it.
+#[pyfunction]
+pub fn error_kinds() -> Vec<(&'static str, i32, Vec<&'static str>)> {
+    ErrorKind::ALL
+        .iter()
+        .map(|k| {
+            (
+                k.code(),
+                k.status(),
+                k.facts().iter().map(|f| f.name()).collect(),
+            )
+        })
+        .collect()
+}
+
+/// Every fact name, in declaration order.
+#[pyfunction]
+pub fn error_facts() -> Vec<&'static str> {
+    Fact::ALL.iter().map(|f| f.name()).collect()
 }
 
 /// The `PyErr` for a core error.

@@ -7,6 +7,7 @@ use pyo3::types::{PyBytes, PyString};
 use echomq::keys::{self, KeyType};
 use echomq::{id, BrandedId};
 
+use crate::args::{Count, UnixMs};
 use crate::errors::err;
 use crate::types::{KeyClass, ParsedId};
 
@@ -48,15 +49,15 @@ pub fn is_valid_id(text: &Bound<'_, PyAny>) -> bool {
 }
 
 #[pyfunction]
-pub fn encode_id(namespace: String, snowflake: u64) -> PyResult<String> {
-    Ok(BrandedId::new(&namespace, snowflake)
+pub fn encode_id(namespace: String, snowflake: Count) -> PyResult<String> {
+    Ok(BrandedId::new(&namespace, snowflake.0)
         .map_err(err)?
         .to_string())
 }
 
 #[pyfunction]
-pub fn lex_bound(unix_ms: u64) -> String {
-    id::lex_bound(unix_ms)
+pub fn lex_bound(unix_ms: UnixMs) -> String {
+    id::lex_bound(unix_ms.0)
 }
 
 #[pyfunction]

@@ -11,7 +11,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
 use crate::aio::{future_into_py, NativeAsyncClient};
-use crate::args::Ms;
+use crate::args::{opt, Count, Ms};
 use crate::client::Client;
 use crate::errors::err;
 use crate::types::Job;
@@ -56,12 +56,12 @@ impl Client {
         py: Python<'_>,
         queue: String,
         id: String,
-        token: u64,
+        token: Count,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let json = progress_json(value)?;
         let c = &self.inner;
-        py.detach_or_park(|| c.update_progress(&queue, &id, token, &json))
+        py.detach_or_park(|| c.update_progress(&queue, &id, token.0, &json))
             .map_err(err)
     }
 
@@ -74,10 +74,10 @@ impl Client {
         queue: String,
         id: String,
         line: String,
-        max_lines: Option<u64>,
+        max_lines: Option<Count>,
     ) -> PyResult<u64> {
         let c = &self.inner;
-        py.detach_or_park(|| c.log(&queue, &id, &line, max_lines))
+        py.detach_or_park(|| c.log(&queue, &id, &line, opt(max_lines)))
             .map_err(err)
     }
 
@@ -126,14 +126,14 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         id: String,
-        token: u64,
+        token: Count,
         value: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let json = progress_json(value)?;
         let c = self.inner.clone();
         future_into_py(
             py,
-            async move { c.update_progress(&queue, &id, token, &json).await },
+            async move { c.update_progress(&queue, &id, token.0, &json).await },
             |py, ()| Ok(py.None().into_bound(py)),
         )
     }
@@ -145,12 +145,12 @@ impl NativeAsyncClient {
         queue: String,
         id: String,
         line: String,
-        max_lines: Option<u64>,
+        max_lines: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let c = self.inner.clone();
         future_into_py(
             py,
-            async move { c.log(&queue, &id, &line, max_lines).await },
+            async move { c.log(&queue, &id, &line, opt(max_lines)).await },
             |py, n| Ok(n.into_pyobject(py)?.into_any()),
         )
     }
@@ -223,10 +223,10 @@ impl Job {
     /// Append a line to this job's log; answers the log's length. Blocks
     /// for one round trip, like `update_progress`.
     #[pyo3(signature = (line, max_lines=None))]
-    fn log(&self, py: Python<'_>, line: String, max_lines: Option<u64>) -> PyResult<u64> {
+    fn log(&self, py: Python<'_>, line: String, max_lines: Option<Count>) -> PyResult<u64> {
         let (client, queue) = self.context()?;
         py.detach_or_park(|| {
-            echomq::runtime::runtime().block_on(client.log(queue, &self.id, &line, max_lines))
+            echomq::runtime::runtime().block_on(client.log(queue, &self.id, &line, opt(max_lines)))
         })
         .map_err(err)
     }

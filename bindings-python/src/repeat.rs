@@ -9,6 +9,7 @@ use crate::interp::Detach;
 use pyo3::types::{PyBytes, PyList};
 
 use crate::aio::{future_into_py, NativeAsyncClient};
+use crate::args::{opt, Count, Ms, UnixMs};
 use crate::client::Client;
 use crate::errors::err;
 
@@ -101,19 +102,26 @@ impl Client {
         py: Python<'_>,
         queue: String,
         name: String,
-        every_ms: Option<u64>,
+        every_ms: Option<Ms>,
         cron: Option<String>,
         tz: Option<String>,
         payload: Option<&Bound<'_, PyAny>>,
-        start_at: Option<u64>,
-        end_at: Option<u64>,
-        limit: Option<u64>,
+        start_at: Option<UnixMs>,
+        end_at: Option<UnixMs>,
+        limit: Option<Count>,
     ) -> PyResult<Repeat> {
         let payload = match payload {
             Some(p) => crate::types::payload(p)?.as_ref().to_vec(),
             None => Vec::new(),
         };
-        let options = options(every_ms, cron, tz, start_at, end_at, limit);
+        let options = options(
+            opt(every_ms),
+            cron,
+            tz,
+            opt(start_at),
+            opt(end_at),
+            opt(limit),
+        );
         let c = &self.inner;
         let repeat = py
             .detach_or_park(|| c.upsert_repeat(&queue, &name, &payload, &options))
@@ -134,11 +142,10 @@ impl Client {
     }
 
     #[pyo3(signature = (queue, limit=None))]
-    fn fire_repeats(&self, py: Python<'_>, queue: String, limit: Option<u64>) -> PyResult<u64> {
+    fn fire_repeats(&self, py: Python<'_>, queue: String, limit: Option<Count>) -> PyResult<u64> {
         let c = &self.inner;
-        let limit = limit.unwrap_or(echomq::defaults::PUMP_LIMIT);
-        py.detach_or_park(|| c.fire_repeats(&queue, limit))
-            .map_err(err)
+        let limit = opt(limit).unwrap_or(echomq::defaults::PUMP_LIMIT);
+        py.detach_or_park(|| c.fire_repeats(&queue, limit)).map_err(err)
     }
 }
 
@@ -151,19 +158,26 @@ impl NativeAsyncClient {
         py: Python<'py>,
         queue: String,
         name: String,
-        every_ms: Option<u64>,
+        every_ms: Option<Ms>,
         cron: Option<String>,
         tz: Option<String>,
         payload: Option<&Bound<'_, PyAny>>,
-        start_at: Option<u64>,
-        end_at: Option<u64>,
-        limit: Option<u64>,
+        start_at: Option<UnixMs>,
+        end_at: Option<UnixMs>,
+        limit: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let payload = match payload {
             Some(p) => crate::types::payload(p)?.as_ref().to_vec(),
             None => Vec::new(),
         };
-        let options = options(every_ms, cron, tz, start_at, end_at, limit);
+        let options = options(
+            opt(every_ms),
+            cron,
+            tz,
+            opt(start_at),
+            opt(end_at),
+            opt(limit),
+        );
         let c = self.inner.clone();
         future_into_py(
             py,
@@ -196,10 +210,10 @@ impl NativeAsyncClient {
         &self,
         py: Python<'py>,
         queue: String,
-        limit: Option<u64>,
+        limit: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let c = self.inner.clone();
-        let limit = limit.unwrap_or(echomq::defaults::PUMP_LIMIT);
+        let limit = opt(limit).unwrap_or(echomq::defaults::PUMP_LIMIT);
         future_into_py(
             py,
             async move { c.fire_repeats(&queue, limit).await },

@@ -79,12 +79,13 @@ pub fn id_tokens(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u64)>> {
                 let job = job.get();
                 return Ok((job.id.clone(), job.token));
             }
-            item.extract::<(String, u64)>().map_err(|_| {
+            let (id, token) = item.extract::<(String, Bound<'_, PyAny>)>().map_err(|_| {
                 PyTypeError::new_err(format!(
                     "expected a Job or an (id, token) tuple, not {}",
                     type_name(&item)
                 ))
-            })
+            })?;
+            Ok((id, crate::args::non_negative(&token, "a token")?))
         })
         .collect()
 }

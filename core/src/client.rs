@@ -785,7 +785,11 @@ impl Client {
             replies::completed(&id, answer)?;
             None
         } else {
-            let (answer, acked) = self.transport.script_then_wait(script, &k, &a, &[]).await?;
+            let (answer, acked) = self
+                .transport
+                .script_then_wait(script, &k, &a, &[])
+                .await
+                .map_err(|e| e.about(&id))?;
             replies::completed(&id, Ok(answer))?;
             Some(acked)
         };
@@ -890,7 +894,8 @@ impl Client {
                     error.as_bytes(),
                 ],
             )
-            .await?;
+            .await
+            .map_err(|e| e.about(&id))?;
         let outcome = replies::retried(answer)?;
         let attempts = token.to_string();
         match outcome {
@@ -1014,7 +1019,11 @@ impl Client {
             .transport
             .script_many(&scripts::RELEASE, &calls)
             .await?;
-        let released: Vec<Result<()>> = answers.into_iter().map(replies::released).collect();
+        let released: Vec<Result<()>> = ids
+            .iter()
+            .zip(answers)
+            .map(|(id, a)| replies::released(a).map_err(|e| e.about(id)))
+            .collect();
         if released.iter().any(|r| r.is_ok()) {
             self.send_wake_hint(&keys).await;
         }

@@ -136,15 +136,130 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// An EchoMQ error: a kind, a human message, and the facts some kinds carry.
+/// A fact an error carries beside its kind and message. Which kinds carry
+/// which facts is declared once, in [`ErrorKind::facts`]; every binding
+/// derives its attributes, properties and accessors from that table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fact {
+    /// The id of the job the error is about ([`Error::job_id`]).
+    JobId,
+    /// The value found in `{emq}:version` ([`Error::found`]).
+    Found,
+    /// The unknown `EMQ*` class word the server sent ([`Error::class_word`]).
+    Word,
+    /// A dead job's `last_error`; may be absent ([`Error::last_error`]).
+    LastError,
+    /// How long to wait before claiming again, ms ([`Error::retry_after_ms`]).
+    RetryAfterMs,
+    /// A partial batch's per-item verdicts ([`Error::batch_items`]).
+    Items,
+}
+
+impl Fact {
+    /// Every fact, in declaration order.
+    pub const ALL: [Fact; 6] = [
+        Fact::JobId,
+        Fact::Found,
+        Fact::Word,
+        Fact::LastError,
+        Fact::RetryAfterMs,
+        Fact::Items,
+    ];
+
+    /// The `snake_case` name: Python's attribute, C's accessor suffix
+    /// (`emq_error_<name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Fact::JobId => "job_id",
+            Fact::Found => "found",
+            Fact::Word => "word",
+            Fact::LastError => "last_error",
+            Fact::RetryAfterMs => "retry_after_ms",
+            Fact::Items => "items",
+        }
+    }
+
+    /// The `camelCase` name: Node's property.
+    pub fn camel_name(self) -> &'static str {
+        match self {
+            Fact::JobId => "jobId",
+            Fact::Found => "found",
+            Fact::Word => "word",
+            Fact::LastError => "lastError",
+            Fact::RetryAfterMs => "retryAfterMs",
+            Fact::Items => "items",
+        }
+    }
+}
+
+/// The value of one fact of one error (see [`Error::fact`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FactValue<'a> {
+    /// A text fact (job id, found, word, last error).
+    Text(&'a str),
+    /// A number fact (retry after, ms).
+    Number(u64),
+    /// A partial batch's items.
+    Items(&'a [BatchItem]),
+}
+
+impl ErrorKind {
+    /// The facts an error of this kind carries: the one table the bindings
+    /// derive from. A declared fact may still be absent in one error (a dead
+    /// job with no `last_error` recorded); an undeclared one never appears.
+    pub const fn facts(self) -> &'static [Fact] {
+        match self {
+            // About one job the caller named: which one.
+            ErrorKind::Stale
+            | ErrorKind::Gone
+            | ErrorKind::LeaseLost
+            | ErrorKind::NotDead
+            | ErrorKind::JobActive
+            | ErrorKind::NotDurable => &[Fact::JobId],
+            ErrorKind::JobDead => &[Fact::JobId, Fact::LastError],
+            ErrorKind::VersionFence => &[Fact::Found],
+            ErrorKind::Protocol => &[Fact::Word],
+            ErrorKind::RateLimited => &[Fact::RetryAfterMs],
+            ErrorKind::PartialBatch => &[Fact::Items],
+            ErrorKind::Kind
+            | ErrorKind::InvalidId
+            | ErrorKind::InvalidQueue
+            | ErrorKind::InvalidArgument
+            | ErrorKind::Connection
+            | ErrorKind::Timeout
+            | ErrorKind::Server
+            | ErrorKind::BundleMismatch
+            | ErrorKind::Closed
+            | ErrorKind::Unsupported
+            | ErrorKind::Unavailable
+            | ErrorKind::Internal => &[],
+        }
+    }
+
+    /// Does this kind declare `fact`?
+    pub fn carries(self, fact: Fact) -> bool {
+        self.facts().contains(&fact)
+    }
+}
+
+/// An EchoMQ error: a kind, a human message, and the facts its kind declares
+/// ([`ErrorKind::facts`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     kind: ErrorKind,
     message: String,
-    /// The value found in `{emq}:version` (version fence), the unknown class
-    /// word (protocol), or the job id (not durable).
-    detail: Option<String>,
-    /// For a partial batch: every item's id and whether it was written.
+    /// Boxed: most errors carry none, and `Result<T>` stays small.
+    facts: Option<Box<Facts>>,
+}
+
+/// The facts of one error; only those its kind declares are ever set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Facts {
+    job_id: Option<String>,
+    found: Option<String>,
+    word: Option<String>,
+    last_error: Option<String>,
+    retry_after_ms: Option<u64>,
     items: Option<std::sync::Arc<Vec<BatchItem>>>,
 }
 
@@ -188,8 +303,48 @@ impl Error {
         Error {
             kind,
             message: message.into(),
-            detail: None,
-            items: None,
+            facts: None,
+        }
+    }
+
+    /// Set one fact; the kind must declare it (a bug otherwise: checked in
+    /// debug builds and tests, ignored in release so no fact goes astray).
+    fn set(mut self, fact: Fact, fill: impl FnOnce(&mut Facts)) -> Self {
+        debug_assert!(
+            self.kind.carries(fact),
+            "{:?} does not declare {fact:?}",
+            self.kind
+        );
+        if self.kind.carries(fact) {
+            fill(self.facts.get_or_insert_with(Default::default));
+        }
+        self
+    }
+
+    fn facts(&self) -> Option<&Facts> {
+        self.facts.as_deref()
+    }
+
+    /// The id of the job this error is about, when its kind declares one
+    /// and none is set yet (verbs that name one job call it on the way out,
+    /// so a wire refusal like `EMQSTALE job gone` still says which job).
+    pub(crate) fn about(self, id: &crate::id::BrandedId) -> Self {
+        if !self.kind.carries(Fact::JobId) || self.job_id().is_some() {
+            return self;
+        }
+        self.set(Fact::JobId, |f| f.job_id = Some(id.as_str().to_string()))
+    }
+
+    /// One fact's value; `None` when the kind does not declare it or this
+    /// error does not hold it. Bindings walk `self.kind().facts()` with it.
+    pub fn fact(&self, fact: Fact) -> Option<FactValue<'_>> {
+        match fact {
+            Fact::JobId => self.job_id().map(FactValue::Text),
+            Fact::Found => self.found().map(FactValue::Text),
+            Fact::Word => self.class_word().map(FactValue::Text),
+            Fact::LastError => self.last_error().map(FactValue::Text),
+            Fact::RetryAfterMs => self.retry_after_ms().map(FactValue::Number),
+            Fact::Items => self.batch_items().map(FactValue::Items),
         }
     }
 
@@ -199,26 +354,20 @@ impl Error {
             .iter()
             .filter(|i| i.state == WriteState::Written)
             .count();
-        let mut err = Error::new(
+        Error::new(
             ErrorKind::PartialBatch,
             format!(
                 "batch cut short after {written} of {} items were written ({cause}); \
                  resend the others with enqueue_with_id and their ids",
                 items.len()
             ),
-        );
-        err.items = Some(std::sync::Arc::new(items));
-        err
+        )
+        .set(Fact::Items, |f| f.items = Some(std::sync::Arc::new(items)))
     }
 
     /// For a partial batch: each item's id and write state, in input order.
     pub fn batch_items(&self) -> Option<&[BatchItem]> {
-        self.items.as_deref().map(Vec::as_slice)
-    }
-
-    pub(crate) fn with_detail(mut self, detail: impl Into<String>) -> Self {
-        self.detail = Some(detail.into());
-        self
+        self.facts()?.items.as_deref().map(Vec::as_slice)
     }
 
     /// What went wrong, as a matchable kind.
@@ -238,44 +387,30 @@ impl Error {
 
     /// For a version fence: the value found in `{emq}:version`.
     pub fn found(&self) -> Option<&str> {
-        match self.kind {
-            ErrorKind::VersionFence => self.detail.as_deref(),
-            _ => None,
-        }
+        self.facts()?.found.as_deref()
     }
 
     /// For a rate-limited claim: how long to wait before claiming again, in
     /// ms (0 = at the concurrency ceiling: retry when a slot frees).
     pub fn retry_after_ms(&self) -> Option<u64> {
-        match self.kind {
-            ErrorKind::RateLimited => self.detail.as_deref()?.parse().ok(),
-            _ => None,
-        }
+        self.facts()?.retry_after_ms
     }
 
     /// For an unknown protocol class: the `EMQ*` word the server sent.
     pub fn class_word(&self) -> Option<&str> {
-        match self.kind {
-            ErrorKind::Protocol => self.detail.as_deref(),
-            _ => None,
-        }
+        self.facts()?.word.as_deref()
     }
 
-    /// For a durability shortfall: the id of the job that was written to the
-    /// master but not acknowledged by enough replicas.
+    /// The id of the job the error is about: the job that was stale, gone,
+    /// no longer leased, not dead, active, not durable, or went dead (the
+    /// kinds that declare [`Fact::JobId`]).
     pub fn job_id(&self) -> Option<&str> {
-        match self.kind {
-            ErrorKind::NotDurable => self.detail.as_deref(),
-            _ => None,
-        }
+        self.facts()?.job_id.as_deref()
     }
 
     /// For a job that went dead (`wait_for_result`): its `last_error`.
     pub fn last_error(&self) -> Option<&str> {
-        match self.kind {
-            ErrorKind::JobDead => self.detail.as_deref(),
-            _ => None,
-        }
+        self.facts()?.last_error.as_deref()
     }
 
     /// Is this error a transient state, so the same call may simply be sent
@@ -287,11 +422,9 @@ impl Error {
     /// [`ErrorKind::JobDead`] for job `id`, carrying its `last_error`.
     pub(crate) fn job_dead(id: &crate::id::BrandedId, last_error: Option<String>) -> Self {
         let shown = last_error.as_deref().unwrap_or("no error recorded");
-        let err = Error::new(ErrorKind::JobDead, format!("job {id} went dead: {shown}"));
-        match last_error {
-            Some(text) => err.with_detail(text),
-            None => err,
-        }
+        Error::new(ErrorKind::JobDead, format!("job {id} went dead: {shown}"))
+            .about(id)
+            .set(Fact::LastError, |f| f.last_error = last_error)
     }
 
     pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
@@ -309,7 +442,7 @@ impl Error {
                  itself happened)"
             ),
         )
-        .with_detail(id)
+        .set(Fact::JobId, |f| f.job_id = Some(id.to_string()))
     }
 
     pub(crate) fn version_fence(found: &str, speaks: crate::WireVersion) -> Self {
@@ -320,7 +453,7 @@ impl Error {
                 speaks.as_str()
             ),
         )
-        .with_detail(found)
+        .set(Fact::Found, |f| f.found = Some(found.to_string()))
     }
 }
 
@@ -367,14 +500,15 @@ impl Error {
             // `EMQRATE <wait ms> <why>` (echomq:2.1.0).
             "EMQRATE" => {
                 let wait = detail.split(' ').next().unwrap_or("0");
+                let wait = wait.parse::<u64>().unwrap_or(0);
                 Error::new(ErrorKind::RateLimited, format!("EMQRATE {detail}"))
-                    .with_detail(wait.parse::<u64>().unwrap_or(0).to_string())
+                    .set(Fact::RetryAfterMs, |f| f.retry_after_ms = Some(wait))
             }
             word if word.starts_with("EMQ") => Error::new(
                 ErrorKind::Protocol,
                 format!("unknown protocol class {word}: {detail}"),
             )
-            .with_detail(word),
+            .set(Fact::Word, |f| f.word = Some(word.to_string())),
             _ => return None,
         })
     }
@@ -439,5 +573,65 @@ impl From<redis::ParsingError> for Error {
             ErrorKind::Protocol,
             format!("unexpected reply shape: {err}"),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fact_an_error_holds_is_one_its_kind_declares() {
+        let job = crate::id::mint_job_id();
+        let id = || job;
+        let wire = |class, detail| Error::from_wire_class(class, detail).unwrap();
+        let made = [
+            wire("EMQRATE", "1234 rate limited"),
+            wire("EMQSTALE", "job gone").about(&id()),
+            wire("EMQSTALE", "token mismatch").about(&id()),
+            wire("EMQNEW", "x"),
+            wire("EMQKIND", "bad").about(&id()),
+            Error::job_dead(&id(), Some("boom".into())),
+            Error::not_durable(id().as_str(), "enqueued", 0, 1),
+            Error::version_fence("9.9.9", crate::WireVersion::V2_1_0),
+            Error::partial_batch(
+                &Error::new(ErrorKind::Connection, "cut"),
+                vec![BatchItem {
+                    id: id(),
+                    state: WriteState::Unknown,
+                }],
+            ),
+        ];
+        for e in &made {
+            for fact in Fact::ALL {
+                let held = e.fact(fact).is_some();
+                assert_eq!(
+                    held,
+                    e.kind().carries(fact),
+                    "{:?} holds {fact:?}: {held}",
+                    e.kind()
+                );
+            }
+        }
+        assert_eq!(made[0].retry_after_ms(), Some(1234));
+        assert_eq!(made[1].kind(), ErrorKind::Gone);
+        assert_eq!(made[1].job_id(), Some(id().as_str()));
+        assert_eq!(made[5].job_id(), Some(id().as_str()));
+        assert_eq!(made[5].last_error(), Some("boom"));
+        // A job id set first is kept: `about` fills a gap, never overwrites.
+        let other = crate::id::mint_job_id();
+        assert_eq!(made[5].clone().about(&other).job_id(), Some(id().as_str()));
+    }
+
+    #[test]
+    fn every_kind_declares_its_facts_once_and_names_are_unique() {
+        for kind in ErrorKind::ALL {
+            let facts = kind.facts();
+            for (i, f) in facts.iter().enumerate() {
+                assert!(!facts[i + 1..].contains(f), "{kind:?} lists {f:?} twice");
+            }
+        }
+        let names: std::collections::HashSet<_> = Fact::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!(names.len(), Fact::ALL.len());
     }
 }

@@ -66,7 +66,7 @@ pub mod worker;
 pub use admin::{DeadBound, JobView, BATCH as ADMIN_BATCH};
 pub use browse_page::{BrowseEntry, BrowsePage, MAX_PAGE};
 pub use client::Client;
-pub use error::{panicked, BatchItem, Error, ErrorKind, Result, WriteState};
+pub use error::{panicked, BatchItem, Error, ErrorKind, Fact, FactValue, Result, WriteState};
 pub use fence::BundleMismatch;
 pub use id::BrandedId;
 pub use options::{ConnectOptions, DEFAULT_MAX_PAYLOAD};

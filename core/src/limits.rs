@@ -205,7 +205,8 @@ impl Client {
                     ms.to_string().as_bytes(),
                 ],
             )
-            .await?;
+            .await
+            .map_err(|e| e.about(&id))?;
         replies::rate_limited(answer)
     }
 }

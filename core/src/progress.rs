@@ -67,7 +67,8 @@ impl Client {
                 &[&row],
                 &[token.to_string().as_bytes(), progress.as_bytes()],
             )
-            .await?;
+            .await
+            .map_err(|e| e.about(&id))?;
         replies::progressed(answer)?;
         self.publish(&keys, "progress", id.as_str(), &[("progress", progress)]);
         Ok(())

@@ -686,7 +686,8 @@ impl Client {
                         return Err(Error::new(
                             ErrorKind::Gone,
                             format!("job {id} was removed while waiting"),
-                        ))
+                        )
+                        .about(&id))
                     }
                     _ => {}
                 }

@@ -113,12 +113,12 @@ pub fn claimed(reply: Value) -> Result<Vec<Job>> {
 }
 
 fn gone(id: &BrandedId) -> Error {
-    Error::new(ErrorKind::Gone, format!("job {id} is gone"))
+    Error::new(ErrorKind::Gone, format!("job {id} is gone")).about(id)
 }
 
 /// `complete`: `ok`, or `gone` when the row no longer exists.
 pub fn completed(id: &BrandedId, reply: Result<Value>) -> Result<()> {
-    let reply = reply?;
+    let reply = reply.map_err(|e| e.about(id))?;
     match text("complete", reply)?.as_str() {
         "ok" => Ok(()),
         "gone" => Err(gone(id)),
@@ -148,9 +148,11 @@ pub fn completed_many(ids: &[BrandedId], reply: Value) -> Result<Vec<Result<()>>
             "gone" => Err(gone(id)),
             text => {
                 let (class, detail) = text.split_once(' ').unwrap_or((text, ""));
-                Err(Error::from_wire_class(class, detail).unwrap_or_else(|| {
-                    Error::new(ErrorKind::Protocol, format!("unexpected verdict {text:?}"))
-                }))
+                Err(Error::from_wire_class(class, detail)
+                    .unwrap_or_else(|| {
+                        Error::new(ErrorKind::Protocol, format!("unexpected verdict {text:?}"))
+                    })
+                    .about(id))
             }
         })
         .collect())
@@ -167,13 +169,14 @@ pub fn retried(reply: Value) -> Result<RetryOutcome> {
 
 /// `extend`: `ok`, `lost` (no longer active) or `gone`.
 pub fn extended(id: &BrandedId, reply: Result<Value>) -> Result<()> {
-    let reply = reply?;
+    let reply = reply.map_err(|e| e.about(id))?;
     match text("extend", reply)?.as_str() {
         "ok" => Ok(()),
         "lost" => Err(Error::new(
             ErrorKind::LeaseLost,
             format!("lease lost: job {id} is no longer active"),
-        )),
+        )
+        .about(id)),
         "gone" => Err(gone(id)),
         other => Err(unexpected_word("extend", other)),
     }
@@ -197,10 +200,9 @@ pub fn moved(reply: Value) -> Result<u64> {
 pub fn requeued(id: &BrandedId, reply: Value) -> Result<()> {
     match text("requeue_dead", reply)?.as_str() {
         "ok" => Ok(()),
-        "notdead" => Err(Error::new(
-            ErrorKind::NotDead,
-            format!("job {id} is not in dead"),
-        )),
+        "notdead" => {
+            Err(Error::new(ErrorKind::NotDead, format!("job {id} is not in dead")).about(id))
+        }
         other => Err(unexpected_word("requeue_dead", other)),
     }
 }
@@ -212,7 +214,8 @@ pub fn removed(id: &BrandedId, reply: Value) -> Result<()> {
         "active" => Err(Error::new(
             ErrorKind::JobActive,
             format!("job {id} is active; settle it first"),
-        )),
+        )
+        .about(id)),
         "gone" => Err(gone(id)),
         other => Err(unexpected_word("remove", other)),
     }
@@ -324,7 +327,8 @@ pub fn result_wait(id: &BrandedId, replies: Vec<Value>) -> Result<Option<Vec<u8>
                 "job {id} has no row and no kept result (completed without keep_result_ms, \
                  expired, removed or never enqueued)"
             ),
-        )),
+        )
+        .about(id)),
         Some("dead") => Err(Error::job_dead(id, last_error)),
         Some(_) => Ok(None),
     }

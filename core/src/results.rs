@@ -55,7 +55,8 @@ impl Client {
                     return Err(Error::new(
                         ErrorKind::Gone,
                         format!("job {id} was removed while waiting for its result"),
-                    ));
+                    )
+                    .about(&id));
                 }
                 // The row first, then the result, in one round trip: a
                 // completion landing between the two reads shows as a row

@@ -513,3 +513,46 @@ async fn speaking_2_0_0_the_new_verbs_answer_unsupported_before_any_io() {
         .unwrap();
     assert!(recorded.is_none());
 }
+
+/// Issue #33: job-specific errors name their job, whether the script's reply
+/// says so (`wait_for_result` on a dead or removed job) or a wire refusal does
+/// not (`EMQSTALE job gone` from `update_progress` after a remove).
+#[tokio::test(flavor = "multi_thread")]
+async fn job_errors_carry_the_job_id_even_from_a_wire_refusal() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let a = client.enqueue(Q, "a").await.unwrap().id;
+    let b = client.enqueue(Q, "b").await.unwrap().id;
+    let job = client.claim(Q, 60_000).await.unwrap().unwrap();
+    assert_eq!(job.id, a);
+    client
+        .retry(Q, a.as_str(), job.token, 0, 1, "boom")
+        .await
+        .unwrap();
+    assert_eq!(row(&server, a.as_str())["state"], "dead");
+    let dead = client
+        .wait_for_result(Q, a.as_str(), Duration::from_secs(20))
+        .await
+        .unwrap_err();
+    assert_eq!(dead.kind(), ErrorKind::JobDead);
+    assert_eq!(
+        (dead.job_id(), dead.last_error()),
+        (Some(a.as_str()), Some("boom"))
+    );
+    client.remove(Q, b.as_str()).await.unwrap();
+    assert!(row(&server, b.as_str()).is_empty());
+    let refused = client
+        .update_progress(Q, b.as_str(), 1, "1")
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Gone);
+    assert_eq!(refused.job_id(), Some(b.as_str()));
+    let stale = client
+        .update_progress(Q, a.as_str(), 99, "1")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (stale.kind(), stale.job_id()),
+        (ErrorKind::Stale, Some(a.as_str()))
+    );
+}

@@ -3,7 +3,7 @@
 use std::ffi::{c_char, CStr, CString};
 use std::sync::OnceLock;
 
-use emq_core::ErrorKind;
+use emq_core::{ErrorKind, Fact, FactValue};
 
 /// The result of every fallible function: `EMQ_OK` (0) or an error code.
 ///
@@ -47,17 +47,18 @@ pub const EMQ_ERR_BUNDLE_MISMATCH: emq_status = 15;
 pub const EMQ_ERR_CLOSED: emq_status = 16;
 /// The verb needs a newer wire version than the client speaks (`wire_version`).
 pub const EMQ_ERR_UNSUPPORTED: emq_status = 17;
-/// `EMQRATE`: the queue's concurrency ceiling or rate limit refused the claim.
+/// `EMQRATE`: the queue's concurrency ceiling or rate limit refused the claim;
+/// `emq_error_retry_after_ms` says how long to wait.
 pub const EMQ_ERR_RATE_LIMITED: emq_status = 18;
 /// A transient server state (loading, busy, failover, slot migration)
 /// outlasted the retries inside the response timeout; nothing ran, and
 /// sending the same call again is safe.
 pub const EMQ_ERR_UNAVAILABLE: emq_status = 20;
 /// Written on the master, but fewer than `wait_replicas` replicas acknowledged
-/// it in time (the message names the job id); a failover now may lose it.
+/// it in time (`emq_error_job_id` names the job); a failover now may lose it.
 pub const EMQ_ERR_NOT_DURABLE: emq_status = 21;
-/// `emq_enqueue_many` lost its connection part way; the message says how
-/// many items were written. (Resend with `emq_enqueue_with_id`.)
+/// `emq_enqueue_many` lost its connection part way; `emq_error_items` says
+/// which items were written. (Resend the others with `emq_enqueue_with_id`.)
 pub const EMQ_ERR_PARTIAL_BATCH: emq_status = 22;
 /// A bug inside the library (a panic in its threads, caught); the operation
 /// did not finish. `emq_worker_join` answers it when the worker's run panicked.
@@ -123,6 +124,13 @@ pub struct emq_error {
     pub batch_len: usize,
     /// `EMQ_ERR_JOB_DEAD` only: the job's `last_error` (NULL if none was recorded); else NULL.
     pub last_error: *mut c_char,
+    /// The id of the job the error is about (`EMQ_ERR_STALE`, `EMQ_ERR_GONE`,
+    /// `EMQ_ERR_LEASE_LOST`, `EMQ_ERR_NOT_DEAD`, `EMQ_ERR_JOB_ACTIVE`,
+    /// `EMQ_ERR_NOT_DURABLE`, `EMQ_ERR_JOB_DEAD`); else NULL.
+    pub job_id: *mut c_char,
+    /// `EMQ_ERR_RATE_LIMITED` only: how long to wait before claiming again,
+    /// ms (0 = until a slot frees); else -1.
+    pub retry_after_ms: i64,
 }
 
 /// The item's row exists: it was written; do not send it again.
@@ -212,42 +220,133 @@ impl emq_error {
             batch: std::ptr::null_mut(),
             batch_len: 0,
             last_error: std::ptr::null_mut(),
+            job_id: std::ptr::null_mut(),
+            retry_after_ms: -1,
         }))
     }
 
+    /// The record of a core error: every fact its kind declares
+    /// (`ErrorKind::facts`) lands in its field, read through the
+    /// `emq_error_<fact>` accessors below.
     pub(crate) fn from_core(err: &emq_core::Error) -> *mut emq_error {
-        let boxed = emq_error::boxed(
-            status_of(err.kind()),
-            err.message(),
-            err.found(),
-            err.class_word(),
-        );
-        if let Some(text) = err.last_error() {
-            // SAFETY: `boxed` was just allocated above and is not shared yet.
-            unsafe { &mut *boxed }.last_error = c_string_raw(text);
-        }
-        if let Some(items) = err.batch_items() {
-            let items: Vec<emq_batch_item> = items
-                .iter()
-                .map(|i| emq_batch_item {
-                    id: crate::types::emq_id {
-                        text: crate::types::id_buf(&i.id),
-                    },
-                    state: match i.state {
-                        emq_core::WriteState::Written => EMQ_WRITTEN,
-                        emq_core::WriteState::NotWritten => EMQ_NOT_WRITTEN,
-                        emq_core::WriteState::Unknown => EMQ_WRITE_UNKNOWN,
-                    },
-                })
-                .collect();
-            let (batch, batch_len) = crate::types::into_raw_list(items);
-            // SAFETY: `boxed` was just allocated above and is not shared yet.
-            let record = unsafe { &mut *boxed };
-            record.batch = batch;
-            record.batch_len = batch_len;
+        let boxed = emq_error::boxed(status_of(err.kind()), err.message(), None, None);
+        // SAFETY: `boxed` was just allocated above and is not shared yet.
+        let record = unsafe { &mut *boxed };
+        for fact in err.kind().facts() {
+            let Some(value) = err.fact(*fact) else {
+                continue;
+            };
+            match (fact, value) {
+                (Fact::JobId, FactValue::Text(t)) => record.job_id = c_string_raw(t),
+                (Fact::Found, FactValue::Text(t)) => record.found = c_string_raw(t),
+                (Fact::Word, FactValue::Text(t)) => record.class_word = c_string_raw(t),
+                (Fact::LastError, FactValue::Text(t)) => record.last_error = c_string_raw(t),
+                (Fact::RetryAfterMs, FactValue::Number(ms)) => {
+                    record.retry_after_ms = i64::try_from(ms).unwrap_or(i64::MAX)
+                }
+                (Fact::Items, FactValue::Items(items)) => {
+                    let items: Vec<emq_batch_item> = items
+                        .iter()
+                        .map(|i| emq_batch_item {
+                            id: crate::types::emq_id {
+                                text: crate::types::id_buf(&i.id),
+                            },
+                            state: match i.state {
+                                emq_core::WriteState::Written => EMQ_WRITTEN,
+                                emq_core::WriteState::NotWritten => EMQ_NOT_WRITTEN,
+                                emq_core::WriteState::Unknown => EMQ_WRITE_UNKNOWN,
+                            },
+                        })
+                        .collect();
+                    (record.batch, record.batch_len) = crate::types::into_raw_list(items);
+                }
+                // A fact's value always has its fact's shape (`Error::fact`).
+                _ => {}
+            }
         }
         boxed
     }
+}
+
+/// The record behind `err`, or None for NULL.
+fn record<'a>(err: *const emq_error) -> Option<&'a emq_error> {
+    // SAFETY: the caller passes NULL or a record this library made that is
+    // not yet freed (the accessors' `# Safety`).
+    unsafe { err.as_ref() }
+}
+
+/// The id of the job the error is about (`EMQ_ERR_STALE`, `EMQ_ERR_GONE`,
+/// `EMQ_ERR_LEASE_LOST`, `EMQ_ERR_NOT_DEAD`, `EMQ_ERR_JOB_ACTIVE`,
+/// `EMQ_ERR_NOT_DURABLE`, `EMQ_ERR_JOB_DEAD`), or NULL. Borrowed from the
+/// record: valid until `emq_error_free(err)`; never free it.
+///
+/// # Safety
+/// `err` is NULL or a record this library returned that is not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn emq_error_job_id(err: *const emq_error) -> *const c_char {
+    record(err).map_or(std::ptr::null(), |e| e.job_id)
+}
+
+/// `EMQ_ERR_RATE_LIMITED`: how long to wait before claiming again, in ms (0 =
+/// until a slot frees); -1 for any other error or NULL.
+///
+/// # Safety
+/// `err` is NULL or a record this library returned that is not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn emq_error_retry_after_ms(err: *const emq_error) -> i64 {
+    record(err).map_or(-1, |e| e.retry_after_ms)
+}
+
+/// `EMQ_ERR_VERSION_FENCE`: the value found in `{emq}:version`, or NULL.
+/// Borrowed from the record (valid until `emq_error_free(err)`).
+///
+/// # Safety
+/// `err` is NULL or a record this library returned that is not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn emq_error_found(err: *const emq_error) -> *const c_char {
+    record(err).map_or(std::ptr::null(), |e| e.found)
+}
+
+/// `EMQ_ERR_PROTOCOL`: the unknown `EMQ*` class word, or NULL. Borrowed from
+/// the record (valid until `emq_error_free(err)`).
+///
+/// # Safety
+/// `err` is NULL or a record this library returned that is not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn emq_error_word(err: *const emq_error) -> *const c_char {
+    record(err).map_or(std::ptr::null(), |e| e.class_word)
+}
+
+/// `EMQ_ERR_JOB_DEAD`: the job's `last_error`, or NULL (also when none was
+/// recorded). Borrowed from the record (valid until `emq_error_free(err)`).
+///
+/// # Safety
+/// `err` is NULL or a record this library returned that is not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn emq_error_last_error(err: *const emq_error) -> *const c_char {
+    record(err).map_or(std::ptr::null(), |e| e.last_error)
+}
+
+/// `EMQ_ERR_PARTIAL_BATCH`: every payload's id and write state, in input
+/// order, with their number in `*len` (`len` may be NULL); NULL and 0 for any
+/// other error. Borrowed from the record (valid until `emq_error_free(err)`).
+///
+/// # Safety
+/// `err` is NULL or a record this library returned that is not yet freed;
+/// `len` is NULL or valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn emq_error_items(
+    err: *const emq_error,
+    len: *mut usize,
+) -> *const emq_batch_item {
+    let (items, n) = record(err).map_or((std::ptr::null(), 0), |e| {
+        (e.batch.cast_const(), e.batch_len)
+    });
+    if !len.is_null() {
+        // SAFETY: `len` is valid for one write (`# Safety`).
+        unsafe { *len = n };
+    }
+    items
 }
 
 /// Release an error record made by the library (NULL is a no-op). Do not
@@ -272,6 +371,8 @@ pub unsafe extern "C" fn emq_error_free(err: *mut emq_error) {
         unsafe { free_c_string(err.class_word) };
         // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
         unsafe { free_c_string(err.last_error) };
+        // SAFETY: the string was allocated by this library and is freed once (`# Safety`).
+        unsafe { free_c_string(err.job_id) };
         // SAFETY: the list was built by `into_raw_list` with this length and is freed once.
         drop(unsafe { crate::types::from_raw_list(err.batch, err.batch_len) });
     })

@@ -94,8 +94,8 @@ macro_rules! layout {
 #[test]
 #[cfg(all(target_pointer_width = "64", not(windows)))]
 fn struct_layouts_lp64() {
-    layout!(emq_error, 64, 8, status => 0, code => 8, message => 16, found => 24, class_word => 32,
-        batch => 40, batch_len => 48, last_error => 56);
+    layout!(emq_error, 80, 8, status => 0, code => 8, message => 16, found => 24, class_word => 32,
+        batch => 40, batch_len => 48, last_error => 56, job_id => 64, retry_after_ms => 72);
     layout!(emq_batch_item, 20, 4, id => 0, state => 16);
     layout!(emq_id, 15, 1, text => 0);
     layout!(emq_enqueued, 16, 1, id => 0, duplicate => 15);

@@ -120,12 +120,12 @@ class AsyncClient:
         queue: str,
         name: str,
         *,
-        every_ms: Optional[int] = None,
+        every_ms: Optional[Duration] = None,
         cron: Optional[str] = None,
         tz: Optional[str] = None,
         payload: Optional[Payload] = None,
-        start_at: Optional[int] = None,
-        end_at: Optional[int] = None,
+        start_at: Optional[Time] = None,
+        end_at: Optional[Time] = None,
         limit: Optional[int] = None,
     ) -> Repeat:
         return await self._native.upsert_repeat(

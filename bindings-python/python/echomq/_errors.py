@@ -1,7 +1,10 @@
 """EchoMQ's exception classes, one per core error kind.
 
 The native module picks the class by the error's stable code; never match on
-messages. Every class carries ``.code`` (the ErrorKind code string).
+messages. Every class carries ``.code`` (the ErrorKind code string) and, as
+attributes, the facts its kind declares in the core (``.facts`` names them:
+``job_id``, ``found``, ``word``, ``last_error``, ``retry_after_ms``,
+``items``), each set from the native error's own value.
 
 ``ConnectionError`` and ``TimeoutError`` share their names with builtins on
 purpose and also subclass them, so ``except TimeoutError:`` (the builtin)
@@ -48,11 +51,19 @@ class EchoMQError(Exception):
     """The base of every error the client raises."""
 
     code: str = "EMQ"
+    #: The attribute names of the facts this class carries, as the core's
+    #: ``ErrorKind::facts`` declares them (checked by the test suite).
+    facts: Tuple[str, ...] = ()
 
-    def __init__(self, message: str = "", code: Optional[str] = None) -> None:
+    def __init__(self, message: str = "", code: Optional[str] = None, **facts: Any) -> None:
         super().__init__(message)
         if code is not None:
             self.code = code
+        unknown = set(facts) - set(self.facts)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} carries no {', '.join(sorted(unknown))}")
+        for name, value in facts.items():
+            setattr(self, name, value)
 
     @property
     def message(self) -> str:
@@ -62,31 +73,39 @@ class EchoMQError(Exception):
         return (type(self), (self.message,), self.__dict__)
 
 
+class _JobError(EchoMQError):
+    """An error about one job; ``.job_id`` is its id (``None`` only if the
+    core could not tell)."""
+
+    facts: Tuple[str, ...] = ("job_id",)
+    job_id: Optional[str] = None
+
+
 class KindError(EchoMQError):
     """``EMQKIND``: the enqueue script refused the id's namespace."""
 
     code = "EMQKIND"
 
 
-class StaleTokenError(EchoMQError):
+class StaleTokenError(_JobError):
     """``EMQSTALE``: the fencing token no longer matches (the job was re-claimed)."""
 
     code = "EMQSTALE"
 
 
-class JobGoneError(EchoMQError):
+class JobGoneError(_JobError):
     """The job's row does not exist (completed, removed, or never enqueued)."""
 
     code = "EMQ_GONE"
 
 
-class LeaseLostError(EchoMQError):
+class LeaseLostError(_JobError):
     """``extend`` on a job that is no longer active (a reaper took it back)."""
 
     code = "EMQ_LEASE_LOST"
 
 
-class NotDeadError(EchoMQError):
+class NotDeadError(_JobError):
     """``requeue_dead`` on a job that is not in the dead set."""
 
     code = "EMQ_NOT_DEAD"
@@ -96,10 +115,8 @@ class VersionFenceError(EchoMQError):
     """``{emq}:version`` holds another protocol version; ``.found`` is that value."""
 
     code = "EMQ_VERSION_FENCE"
-
-    def __init__(self, message: str = "", code: Optional[str] = None, found: str = "") -> None:
-        super().__init__(message, code)
-        self.found = found
+    facts = ("found",)
+    found: str = ""
 
 
 class InvalidIdError(EchoMQError):
@@ -136,10 +153,8 @@ class ProtocolError(EchoMQError):
     """An ``EMQ*`` class word this version does not know; ``.word`` is that word."""
 
     code = "EMQ_PROTOCOL"
-
-    def __init__(self, message: str = "", code: Optional[str] = None, word: str = "") -> None:
-        super().__init__(message, code)
-        self.word = word
+    facts = ("word",)
+    word: str = ""
 
 
 class ServerError(EchoMQError):
@@ -148,7 +163,7 @@ class ServerError(EchoMQError):
     code = "EMQ_SERVER"
 
 
-class JobActiveError(EchoMQError):
+class JobActiveError(_JobError):
     """``remove`` on a job that is currently active."""
 
     code = "EMQ_JOB_ACTIVE"
@@ -178,12 +193,8 @@ class RateLimitedError(EchoMQError):
     claim; ``.retry_after_ms`` is how long to wait (0 = until a slot frees)."""
 
     code = "EMQRATE"
-
-    def __init__(
-        self, message: str = "", code: Optional[str] = None, retry_after_ms: int = 0
-    ) -> None:
-        super().__init__(message, code)
-        self.retry_after_ms = retry_after_ms
+    facts = ("retry_after_ms",)
+    retry_after_ms: int = 0
 
 
 class UnavailableError(EchoMQError):
@@ -194,16 +205,18 @@ class UnavailableError(EchoMQError):
     code = "EMQ_UNAVAILABLE"
 
 
-class NotDurableError(EchoMQError):
+class NotDurableError(_JobError):
     """The write happened on the master but fewer than ``wait_replicas``
-    replicas acknowledged it in time; a failover now may lose it. ``.id`` is
-    the job's id (re-enqueue with that id to be sure: it is idempotent)."""
+    replicas acknowledged it in time; a failover now may lose it. ``.job_id``
+    (alias ``.id``) is the job's id (re-enqueue with that id to be sure: it
+    is idempotent)."""
 
     code = "EMQ_NOT_DURABLE"
 
-    def __init__(self, message: str = "", code: Optional[str] = None, id: str = "") -> None:  # noqa: A002
-        super().__init__(message, code)
-        self.id = id
+    @property
+    def id(self) -> Optional[str]:
+        """The former name of ``.job_id``, kept as an alias."""
+        return self.job_id
 
 
 class PartialBatchError(EchoMQError):
@@ -214,15 +227,8 @@ class PartialBatchError(EchoMQError):
     ``duplicate``)."""
 
     code = "EMQ_PARTIAL_BATCH"
-
-    def __init__(
-        self,
-        message: str = "",
-        code: Optional[str] = None,
-        items: Optional[List[Tuple[str, str]]] = None,
-    ) -> None:
-        super().__init__(message, code)
-        self.items: List[Tuple[str, str]] = list(items or [])
+    facts = ("items",)
+    items: List[Tuple[str, str]] = []
 
 
 class InternalError(EchoMQError):
@@ -232,17 +238,13 @@ class InternalError(EchoMQError):
     code = "EMQ_INTERNAL"
 
 
-class JobDeadError(EchoMQError):
+class JobDeadError(_JobError):
     """The job ``wait_for_result`` waited on went dead; ``.last_error`` is
     its ``last_error`` (``None`` if none was recorded)."""
 
     code = "EMQ_JOB_DEAD"
-
-    def __init__(
-        self, message: str = "", code: Optional[str] = None, last_error: Optional[str] = None
-    ) -> None:
-        super().__init__(message, code)
-        self.last_error = last_error
+    facts = ("job_id", "last_error")
+    last_error: Optional[str] = None
 
 
 class UnrecoverableError(Exception):
@@ -284,26 +286,10 @@ _BY_CODE: Dict[str, Type[EchoMQError]] = {
 }
 
 
-def _from_native(
-    code: str,
-    message: str,
-    detail: Optional[str],
-    items: Optional[List[Tuple[str, str]]] = None,
-) -> EchoMQError:
-    """Called by the native module: the exception instance for a core error."""
-    cls = _BY_CODE.get(code, EchoMQError)
-    if cls is PartialBatchError:
-        return PartialBatchError(message, items=items)
-    if cls is VersionFenceError:
-        return VersionFenceError(message, found=detail or "")
-    if cls is ProtocolError:
-        return ProtocolError(message, word=detail or "")
-    if cls is RateLimitedError:
-        return RateLimitedError(message, retry_after_ms=int(detail or 0))
-    if cls is JobDeadError:
-        return JobDeadError(message, last_error=detail)
-    if cls is NotDurableError:
-        return NotDurableError(message, id=detail or "")
-    if cls is EchoMQError:
+def _from_native(code: str, message: str, facts: Dict[str, Any]) -> EchoMQError:
+    """Called by the native module: the exception instance for a core error,
+    its facts set as attributes (no per-kind decoding here)."""
+    cls = _BY_CODE.get(code)
+    if cls is None:
         return EchoMQError(message, code)
-    return cls(message)
+    return cls(message, **facts)

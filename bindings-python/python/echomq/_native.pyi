@@ -249,12 +249,12 @@ class Client:
         queue: str,
         name: str,
         *,
-        every_ms: Optional[int] = None,
+        every_ms: Optional[_Duration] = None,
         cron: Optional[str] = None,
         tz: Optional[str] = None,
         payload: Optional[_Payload] = None,
-        start_at: Optional[int] = None,
-        end_at: Optional[int] = None,
+        start_at: Optional[_Time] = None,
+        end_at: Optional[_Time] = None,
         limit: Optional[int] = None,
     ) -> Repeat: ...
     def remove_repeat(self, queue: str, name: str) -> bool: ...
@@ -391,12 +391,12 @@ class NativeAsyncClient:
         queue: str,
         name: str,
         *,
-        every_ms: Optional[int] = None,
+        every_ms: Optional[_Duration] = None,
         cron: Optional[str] = None,
         tz: Optional[str] = None,
         payload: Optional[_Payload] = None,
-        start_at: Optional[int] = None,
-        end_at: Optional[int] = None,
+        start_at: Optional[_Time] = None,
+        end_at: Optional[_Time] = None,
         limit: Optional[int] = None,
     ) -> asyncio.Future[Repeat]: ...
     def remove_repeat(self, queue: str, name: str) -> asyncio.Future[bool]: ...
@@ -547,7 +547,7 @@ def mint_job_id(node_id: Optional[int] = None) -> str: ...
 def parse_id(text: str) -> ParsedId: ...
 def is_valid_id(text: object) -> bool: ...
 def encode_id(namespace: str, snowflake: int) -> str: ...
-def lex_bound(unix_ms: int) -> str: ...
+def lex_bound(unix_ms: _Time) -> str: ...
 def is_valid_queue(name: object) -> bool: ...
 def queue_key(
     queue: str, type: Literal["pending", "active", "schedule", "dead", "meta"]
@@ -558,6 +558,13 @@ def slot(key: Union[str, bytes]) -> int: ...
 def protocol_version() -> str: ...
 def check_queue(name: str) -> None:
     """``InvalidQueueError`` for a name outside the key grammar."""
+
+def error_kinds() -> List[Tuple[str, int, List[str]]]:
+    """The core's error table: ``(code, status, facts)`` per kind, in code
+    order; ``facts`` names the attributes that kind's exception carries."""
+
+def error_facts() -> List[str]:
+    """Every fact name an error may carry, in the core's order."""
 
 def defaults() -> Dict[str, Union[int, bool, str, None]]:
     """The core's defaults for every option (omitted keywords take these)."""

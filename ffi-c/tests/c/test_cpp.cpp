@@ -522,6 +522,69 @@ static void observability(const echomq::Client& client) {
 }
 
 // Progress, logs and kept results (wire 2.1.0): the scenario every binding runs.
+// The first line of a redis-cli command's answer against EMQ_URL.
+static std::string redis_out(const std::string& args) {
+    std::string cmd = "redis-cli -u \"" + std::string(std::getenv("EMQ_URL")) + "\" " + args;
+    std::string out;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+        char line[256] = "";
+        if (std::fgets(line, sizeof line, p)) out = line;
+        pclose(p);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out;
+}
+
+// Issue #33: the facts an error carries are members of the exception: the rate limit's
+// wait (between the limiter's PTTL before and after the refused claim) and the job id of
+// a dead and a gone job. The C, Python and Node suites run the same scenario.
+static void error_facts(echomq::Client& client) {
+    const std::string q = "cpp-facts";
+    echomq::Enqueued a = client.enqueue(q, "a");
+    echomq::Enqueued b = client.enqueue(q, "b");
+    client.set_rate_limit(q, 1, 600000);
+    std::optional<echomq::Job> held = client.claim(q, 60000);
+    CHECK(held.has_value());
+    if (!held) return;
+    long before = std::atol(redis_out("PTTL 'emq:{" + q + "}:limiter'").c_str());
+    std::optional<int64_t> wait;
+    try {
+        client.claim(q, 60000);
+        CHECK(false);
+    } catch (const echomq::RateLimitedError& e) {
+        wait = e.retry_after_ms();
+        CHECK(!e.job_id());
+    }
+    long after = std::atol(redis_out("PTTL 'emq:{" + q + "}:limiter'").c_str());
+    CHECK(wait && after > 500000 && after <= *wait && *wait <= before);
+    client.set_rate_limit(q, 0, 0);
+
+    CHECK(client.retry(q, held->id(), held->token(), 0, 1, "boom") == EMQ_RETRY_DEAD);
+    CHECK(redis_out("HGET 'emq:{" + q + "}:job:" + a.id + "' state") == "dead");
+    try {
+        client.wait_for_result(q, a.id, 20000);
+        CHECK(false);
+    } catch (const echomq::JobDeadError& e) {
+        CHECK(e.job_id() == a.id && e.last_error() == std::string("boom"));
+        CHECK(!e.retry_after_ms());
+    }
+
+    client.remove(q, b.id);
+    CHECK(redis_out("EXISTS 'emq:{" + q + "}:job:" + b.id + "'") == "0");
+    try {
+        client.wait_for_result(q, b.id, 20000);
+        CHECK(false);
+    } catch (const echomq::GoneError& e) {
+        CHECK(e.job_id() == b.id);
+    }
+    try {
+        client.update_progress(q, b.id, 1, "1");
+        CHECK(false);
+    } catch (const echomq::GoneError& e) {
+        CHECK(e.job_id() == b.id);
+    }
+}
+
 static void progress_results(echomq::Client& client) {
     const std::string q = "cpp-results";
     echomq::Enqueued e = client.enqueue(q, "p");
@@ -589,6 +652,7 @@ int main() {
         repeats(client);
         observability(client);
         progress_results(client);
+        error_facts(client);
         echomq::Client moved = std::move(client);
         moved.close();
         CHECK(throws<echomq::ClosedError>([&] { moved.counts("cpp-verbs"); }, EMQ_ERR_CLOSED));

@@ -23,9 +23,10 @@
 
 /* ---- the layouts the Rust side asserts (ffi-c/src/tests.rs), from C ---- */
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
-_Static_assert(sizeof(emq_error) == 64 && offsetof(emq_error, class_word) == 32 &&
+_Static_assert(sizeof(emq_error) == 80 && offsetof(emq_error, class_word) == 32 &&
                    offsetof(emq_error, batch) == 40 && offsetof(emq_error, batch_len) == 48 &&
-                   offsetof(emq_error, last_error) == 56,
+                   offsetof(emq_error, last_error) == 56 && offsetof(emq_error, job_id) == 64 &&
+                   offsetof(emq_error, retry_after_ms) == 72,
                "emq_error");
 _Static_assert(sizeof(emq_batch_item) == 20 && offsetof(emq_batch_item, state) == 16, "emq_batch_item");
 _Static_assert(sizeof(emq_id) == 15, "emq_id");
@@ -1099,6 +1100,70 @@ static void test_limits_are_enforced_inside_the_claim(void) {
     emq_client_free(c);
 }
 
+/* Issue #33: the facts an error carries are read through accessors, never
+ * from its message: the rate limit's wait (between the limiter's PTTL before
+ * and after the refused claim) and the job id of a dead and a gone job. The
+ * Python, Node and C++ suites run the same scenario. */
+static void test_error_facts_through_accessors(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    if (!c) return;
+    emq_error *err = NULL;
+    const char *q = "t.facts";
+    char line[128];
+    emq_enqueued a, b;
+    CHECK(ok(emq_enqueue(c, q, LIT("a"), &a, &err), err));
+    CHECK(ok(emq_enqueue(c, q, LIT("b"), &b, &err), err));
+    CHECK(ok(emq_set_rate_limit(c, q, 1, 600000, &err), err));
+    emq_job *job = NULL;
+    CHECK(ok(emq_claim(c, q, 60000, &job, &err), err) && job);
+    if (!job) return;
+    redis(g_url, line, sizeof line, "PTTL 'emq:{%s}:limiter'", q);
+    long before = atol(line);
+    emq_job *none = NULL;
+    CHECK(emq_claim(c, q, 60000, &none, &err) == EMQ_ERR_RATE_LIMITED && none == NULL);
+    redis(g_url, line, sizeof line, "PTTL 'emq:{%s}:limiter'", q);
+    long after = atol(line);
+    int64_t wait = emq_error_retry_after_ms(err);
+    CHECK(after > 500000 && after <= wait && wait <= before);
+    CHECK(err && err->retry_after_ms == wait && emq_error_job_id(err) == NULL);
+    emq_error_free(err);
+    err = NULL;
+    CHECK(ok(emq_set_rate_limit(c, q, 0, 0, &err), err));
+
+    /* a job that went dead: its id and last_error */
+    emq_retry_outcome outcome;
+    CHECK(ok(emq_retry(c, q, job->id, job->token, 0, 1, "boom", &outcome, &err), err));
+    CHECK(outcome == EMQ_RETRY_DEAD);
+    redis(g_url, line, sizeof line, "HGET 'emq:{%s}:job:%s' state", q, a.id);
+    CHECK(strcmp(line, "dead") == 0);
+    emq_value *value = NULL;
+    CHECK(emq_wait_for_result(c, q, a.id, 20000, &value, &err) == EMQ_ERR_JOB_DEAD);
+    CHECK(emq_error_job_id(err) && strcmp(emq_error_job_id(err), a.id) == 0);
+    CHECK(emq_error_last_error(err) && strcmp(emq_error_last_error(err), "boom") == 0);
+    CHECK(emq_error_retry_after_ms(err) == -1);
+    emq_error_free(err);
+    err = NULL;
+
+    /* a removed job: gone, named by the decoder and by a wire refusal */
+    CHECK(ok(emq_remove(c, q, b.id, &err), err));
+    redis(g_url, line, sizeof line, "EXISTS 'emq:{%s}:job:%s'", q, b.id);
+    CHECK(strcmp(line, "0") == 0);
+    CHECK(emq_wait_for_result(c, q, b.id, 20000, &value, &err) == EMQ_ERR_GONE);
+    CHECK(emq_error_job_id(err) && strcmp(emq_error_job_id(err), b.id) == 0);
+    emq_error_free(err);
+    err = NULL;
+    CHECK(emq_update_progress(c, q, b.id, 1, "1", &err) == EMQ_ERR_GONE);
+    CHECK(emq_error_job_id(err) && strcmp(emq_error_job_id(err), b.id) == 0);
+    emq_error_free(err);
+    err = NULL;
+    CHECK(emq_error_job_id(NULL) == NULL && emq_error_retry_after_ms(NULL) == -1);
+    size_t n = 7;
+    CHECK(emq_error_items(NULL, &n) == NULL && n == 0);
+    emq_job_free(job);
+    emq_client_free(c);
+}
+
 /* `test_ffi poison-worker`: a worker whose handler never returns, with a stall cap of 3. */
 static int poison_worker(void) {
     emq_client *c = connect_or_null();
@@ -1681,6 +1746,8 @@ int main(int argc, char **argv) {
              test_repeat_two_pumps_one_job_per_slot);
     run_test("limits: EMQ_ERR_RATE_LIMITED from the claim, rate_limit parks the job",
              test_limits_are_enforced_inside_the_claim);
+    run_test("error facts: retry_after_ms and job ids through accessors (issue #33)",
+             test_error_facts_through_accessors);
     run_test("poison job killing its worker 3 times ends dead 'stalled'",
              test_poison_job_killing_its_worker_three_times_is_dead_stalled);
     run_test("progress, logs and kept results (2.1.0)", test_progress_logs_results);
