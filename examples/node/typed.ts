@@ -1,5 +1,5 @@
 // A typed tour of the whole `echomq` surface. `npm test` in bindings-node checks
-// it with `tsc --noEmit --strict` (it is not run; see quickstart.js for that).
+// it with `tsc --noEmit --strict` (it is not run; see quickstart.cjs for that).
 import {
   connect,
   Client,
