@@ -30,8 +30,8 @@ redis://127.0.0.1:6379/ and redis://localhost:6379/ in a block are replaced by
 $EMQ_URL before it runs, so a snippet can show the usual URL. Nothing else is
 rewritten or wrapped: a block must be valid as written for the kind its fence names.
 
-Beyond the docs it runs every examples/*/quickstart* file that exists (and the
-Rust quickstart, core/examples/quickstart.rs).
+Beyond the docs (when no file is named) it runs every examples/*/quickstart* file
+that exists, and the Rust quickstart core/examples/quickstart.rs with cargo run.
 """
 from __future__ import annotations
 
@@ -195,6 +195,9 @@ def check(b: Block, n: int, work: Path, rust_bins: dict[int, Path]) -> tuple[boo
         if not ok or b.mode == "compile-only":
             return ok, out
         return run([str(d / "snippet")], d, b.mode)
+    if b.lang == "rust-example":  # core/examples/<name>.rs, through cargo
+        return run(["cargo", "run", "--quiet", "-p", "echomq", "--example", b.code.strip()],
+                   ROOT, b.mode)
     if b.lang == "rust":
         exe = rust_bins[n]
         if not exe.exists():
@@ -212,13 +215,17 @@ def quickstarts() -> list[Block]:
     for f in sorted(ROOT.glob("examples/*/*quickstart*")):
         if f.suffix in kinds:
             out.append(Block(str(f.relative_to(ROOT)), kinds[f.suffix], f.read_text(), "run"))
+    for f in sorted(ROOT.glob("core/examples/*quickstart*.rs")):
+        out.append(Block(str(f.relative_to(ROOT)), "rust-example", f.stem, "run"))
     return out
 
 
 def main() -> int:
     args = [a for a in sys.argv[1:] if a != "--list"]
     files = [ROOT / f for f in (args or DOCS)]
-    blocks = [b for f in files if f.exists() for b in blocks_of(f)] + quickstarts()
+    blocks = [b for f in files if f.exists() for b in blocks_of(f)]
+    if not args:  # named files: those alone
+        blocks += quickstarts()
     if "--list" in sys.argv:
         for b in blocks:
             print(f"{b.where:32} {b.lang:7} {b.mode} {b.why}")
