@@ -22,9 +22,11 @@ cd "$ROOT"
 ensure_redis
 command -v openssl >/dev/null || apt_install openssl  # core/tests/tls.rs mints certificates
 
-# Slow files, with what they do (they run in the full command).
-PY_SLOW=(test_fork.py test_demo.py test_threads.py)         # fork storms, the whole demo, thread pools
-NODE_SLOW=(pack.test.js concurrency.test.js typecheck.test.js)  # npm pack+install, 5000-call storms, tsc
+# Files left to the full command, chosen by what they do (processes, packing,
+# storms, a compiler): fork children; the demo's producer and worker processes;
+# threads sharing a client. npm pack + install; 5000-call storms; tsc.
+PY_SLOW=(test_fork.py test_demo.py test_threads.py)
+NODE_SLOW=(pack.test.js concurrency.test.js typecheck.test.js)
 
 start=$SECONDS
 lap() { say "$* (+$((SECONDS - start))s)"; }
