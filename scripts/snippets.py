@@ -118,7 +118,10 @@ def run(cmd: list[str], cwd: Path, mode: str) -> tuple[bool, str]:
             p = subprocess.run(cmd, cwd=cwd, env=env(), capture_output=True, text=True,
                                timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired as t:
-            return False, f"timed out after {TIMEOUT_S}s\n{t.stdout or ''}{t.stderr or ''}"
+            # TimeoutExpired carries bytes even in text mode.
+            out = b"".join(x if isinstance(x, bytes) else (x or "").encode()
+                           for x in (t.stdout, t.stderr))
+            return False, f"timed out after {TIMEOUT_S}s\n{out.decode(errors='replace')}"
         return p.returncode == 0, f"exit {p.returncode}\n{p.stdout}{p.stderr}"
     p = subprocess.Popen(cmd, cwd=cwd, env=env(), stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
