@@ -57,7 +57,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(queue::check_queue, m)?)?;
     m.add_function(wrap_pyfunction!(defaults::defaults, m)?)?;
     m.add_function(wrap_pyfunction!(aio::_panic_in_core_for_tests, m)?)?;
-    m.add_function(wrap_pyfunction!(admin::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(interp::_at_exit, m)?)?;
     m.py()
         .import("atexit")?
