@@ -8,7 +8,7 @@
 //      matching this platform is installed). It must be this package's version.
 'use strict'
 const { existsSync } = require('node:fs')
-const { join } = require('node:path')
+const { dirname, join } = require('node:path')
 
 function isMusl() {
   if (process.platform !== 'linux') return false
@@ -82,4 +82,23 @@ function load() {
   }
 }
 
-module.exports = { binaryPath, platformPackage, platformPackageVersion, triple, load }
+/**
+ * The `emq` executable (the operator's command, its own program: the addon
+ * links no CLI code). Next to this file in a repository build
+ * (scripts/node-build.sh puts it there) or built from source by
+ * scripts/install.js; otherwise in the platform package beside its addon.
+ * Null when neither has it.
+ */
+function emqPath() {
+  const local = join(__dirname, 'emq')
+  if (existsSync(local)) return local
+  try {
+    const pkgDir = dirname(require.resolve(`${platformPackage()}/package.json`))
+    const shipped = join(pkgDir, 'emq')
+    return existsSync(shipped) ? shipped : null
+  } catch {
+    return null
+  }
+}
+
+module.exports = { binaryPath, emqPath, platformPackage, platformPackageVersion, triple, load }

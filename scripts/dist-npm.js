@@ -5,19 +5,19 @@
 //                          Rust sources (rust/) for the build-from-source fallback;
 //                          no binary. optionalDependencies name the platform
 //                          package(s) at exactly this version.
-//   echomq-linux-x64-gnu   the prebuilt addon only (os/cpu/libc fields, so npm
-//                          installs it only where it runs).
+//   echomq-linux-x64-gnu   the prebuilt addon and the `emq` executable (os/cpu/libc
+//                          fields, so npm installs it only where it runs).
 //
-//   node scripts/dist-npm.js --version V --addon FILE.node --stage DIR --out DIST
+//   node scripts/dist-npm.js --version V --addon FILE.node --emq FILE --stage DIR --out DIST
 'use strict'
-const { cpSync, mkdirSync, readFileSync, writeFileSync, rmSync } = require('node:fs')
+const { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync, rmSync } = require('node:fs')
 const { join, dirname } = require('node:path')
 const { execFileSync } = require('node:child_process')
 
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), [])
 )
-for (const k of ['version', 'addon', 'stage', 'out']) {
+for (const k of ['version', 'addon', 'emq', 'stage', 'out']) {
   if (!args[k]) throw new Error(`dist-npm.js: --${k} is required`)
 }
 const ROOT = join(__dirname, '..')
@@ -45,7 +45,8 @@ if (dev.version !== args.version) {
   throw new Error(`bindings-node/package.json says ${dev.version}; the workspace version is ${args.version} (docs/INSTALL.md)`)
 }
 const main = join(args.stage, 'echomq')
-for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'native.js', 'scripts/install.js', 'bin/emq.js', 'README.md']) {
+// prom.js: promClientCollector() requires it (it was missing from the tarball).
+for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'native.js', 'prom.js', 'scripts/install.js', 'bin/emq.js', 'README.md']) {
   copy(join(NODE, f), join(main, f))
 }
 for (const f of LICENSES) copy(join(ROOT, f), join(main, f))
@@ -54,7 +55,8 @@ for (const f of LICENSES) copy(join(ROOT, f), join(main, f))
 const rust = join(main, 'rust')
 for (const f of ['Cargo.toml', 'src', 'lua']) copy(join(ROOT, 'core', f), join(rust, 'core', f))
 for (const f of ['Cargo.toml', 'build.rs', 'src']) copy(join(NODE, f), join(rust, 'bindings-node', f))
-// The addon carries the `emq` command, so the CLI and the dashboard it serves come along.
+// Built from source too where no platform package fits: the `emq` executable
+// (scripts/install.js), so the CLI and the dashboard it serves come along.
 for (const f of ['Cargo.toml', 'src']) copy(join(ROOT, 'cli', f), join(rust, 'cli', f))
 for (const f of ['Cargo.toml', 'src', 'assets']) copy(join(ROOT, 'dashboard', f), join(rust, 'dashboard', f))
 copy(join(ROOT, 'Cargo.lock'), join(rust, 'Cargo.lock'))
@@ -74,6 +76,7 @@ writeJson(join(main, 'package.json'), {
     'index.d.ts',
     'index.d.mts',
     'native.js',
+    'prom.js',
     'scripts/install.js',
     'bin/emq.js',
     'rust/Cargo.toml',
@@ -95,19 +98,22 @@ for (const p of PLATFORMS) {
   const dir = join(args.stage, name)
   const binary = `echomq.${p.triple}.node`
   copy(args.addon, join(dir, binary))
+  // The operator's command, its own executable (bin/emq.js in the main package runs it).
+  copy(args.emq, join(dir, 'emq'))
+  chmodSync(join(dir, 'emq'), 0o755)
   for (const f of LICENSES) copy(join(ROOT, f), join(dir, f))
   writeFileSync(
     join(dir, 'README.md'),
-    `# ${name}\n\nThe prebuilt native addon of [echomq](https://www.npmjs.com/package/echomq) for ${p.triple}.\n` +
+    `# ${name}\n\nThe prebuilt native addon of [echomq](https://www.npmjs.com/package/echomq) for ${p.triple}, and its \`emq\` executable.\n` +
       'Install `echomq`, not this package: npm picks this one through its optionalDependencies.\n'
   )
   writeJson(join(dir, 'package.json'), {
     name,
     version: args.version,
-    description: `The ${p.triple} native addon of echomq`,
+    description: `The ${p.triple} native addon and emq executable of echomq`,
     license: dev.license,
     main: binary,
-    files: [binary, ...LICENSES],
+    files: [binary, 'emq', ...LICENSES],
     os: [p.os],
     cpu: [p.cpu],
     ...(p.libc ? { libc: [p.libc] } : {}),

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The release artefacts, from one command, into dist/ (docs/INSTALL.md):
 #
-#   echomq-<v>-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
+#   echomq-<v>-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl   (+ the emq executable)
 #   echomq-<v>.tar.gz                      the Python sdist (builds from source)
 #   echomq-<v>.tgz                         npm main package (JS + types + sources, no binary)
-#   echomq-linux-x64-gnu-<v>.tgz           npm platform package (the prebuilt .node)
+#   echomq-linux-x64-gnu-<v>.tgz           npm platform package (the prebuilt .node + emq)
 #   echomq-<v>-linux-x86_64.tar.gz         C/C++: headers, libechomq.so.<v> (SONAME), .a, .pc
 #
 #   bash scripts/dist.sh
@@ -78,12 +78,26 @@ check_glibc() {  # check_glibc FILE: needs no glibc symbol newer than $GLIBC
   fi
 }
 
-say "dist: C library and Node addon (cargo zigbuild --target $TARGET.$GLIBC, SONAME $SONAME)"
-EMQ_SONAME="$SONAME" cargo zigbuild --release --target "$TARGET.$GLIBC" -p echomq-ffi -p echomq-node
+say "dist: C library, Node addon and the emq executable (cargo zigbuild --target $TARGET.$GLIBC, SONAME $SONAME)"
+EMQ_SONAME="$SONAME" cargo zigbuild --release --target "$TARGET.$GLIBC" -p echomq-ffi -p echomq-node -p echomq-cli
+# The libraries link no CLI, terminal or HTTP crates: `emq` is its own
+# executable, shipped beside the library in the wheel and the platform package.
+for pkg in echomq-ffi echomq-node echomq-python; do
+  if cargo tree -p "$pkg" -e normal --prefix none 2>/dev/null | grep -qE '^(axum|clap|crossterm|echomq-cli|echomq-dashboard) '; then
+    echo "dist: $pkg depends on the CLI or its crates" >&2; exit 1
+  fi
+done
 
-say "dist: Python wheel (maturin --zig, manylinux2014) and sdist"
+say "dist: Python wheel (maturin --zig, manylinux2014, emq in its scripts) and sdist"
+# bindings-python/echomq._native.data/scripts/ becomes the wheel's .data/scripts/: pip
+# installs `emq` into the environment's bin/. Staged (gitignored) for this
+# build only, so the sdist carries sources and no binary.
+wheel_data="$ROOT/bindings-python/echomq._native.data"
+rm -rf "$wheel_data"
+install -D -m 755 "$LIB/emq" "$wheel_data/scripts/emq"
 maturin build --release --strip --zig --target "$TARGET" --compatibility manylinux2014 \
   -m bindings-python/Cargo.toml --out "$DIST"
+rm -rf "$wheel_data"
 maturin sdist -m bindings-python/Cargo.toml --out "$DIST"
 wheel=$(ls "$DIST"/echomq-"$VERSION"-cp39-abi3-*manylinux2014_x86_64*.whl)
 # auditwheel reads the extension's symbol versions and linked libraries: the
@@ -96,7 +110,7 @@ tr -s ' \n' ' ' <"$stage/auditwheel.txt" \
 say "dist: npm packages"
 addon="$stage/echomq.linux-x64-gnu.node"
 cp "$LIB/libechomq_node.so" "$addon"
-node scripts/dist-npm.js --version "$VERSION" --addon "$addon" --stage "$stage/npm" --out "$DIST"
+node scripts/dist-npm.js --version "$VERSION" --addon "$addon" --emq "$LIB/emq" --stage "$stage/npm" --out "$DIST"
 
 say "dist: C tarball"
 name="echomq-$VERSION-linux-x86_64"
@@ -122,11 +136,20 @@ tar -C "$stage" --owner=0 --group=0 --numeric-owner --sort=name -czf "$DIST/$nam
 
 say "dist: $(ls "$DIST" | wc -l) artefacts in $DIST ($((SECONDS - started)) s)"
 check_glibc "$addon"
+check_glibc "$LIB/emq"
 check_glibc "$c/lib/libechomq.so.$VERSION"
 # The wheel and the addon are what every install downloads: at most 10 MB for
-# the wheel; the addon (unpacked, 5 MB packed) carries the cluster client, the
-# cron time-zone database and the emq CLI + dashboard, so its budget is 16 MB.
+# the wheel (the extension and the emq executable); the addon carries the
+# cluster client and the cron time-zone database, its budget is 16 MB.
 size_of "$wheel" "$MAX_BYTES"
 size_of "$addon" "$ADDON_MAX_BYTES"
+size_of "$LIB/emq"
+size_of "$c/lib/libechomq.so.$VERSION"
+python3 - "$wheel" <<'EOF'
+import sys, zipfile
+for i in zipfile.ZipFile(sys.argv[1]).infolist():
+    if "_native" in i.filename or i.filename.endswith("scripts/emq"):
+        print(f"  {i.filename:<64} {i.file_size / 1048576:6.2f} MB unpacked")
+EOF
 for f in "$DIST"/*.tgz "$DIST"/*.tar.gz; do size_of "$f"; done
 ls -l "$DIST"

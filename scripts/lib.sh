@@ -72,3 +72,12 @@ ensure_valkey() {
 server_version() {
   "$1" --version | sed -E 's/^(Redis|Valkey) server v=([^ ]+).*/\L\1\E-server \2/'
 }
+
+# stage_emq DEST: build the `emq` executable (release; it is its own program,
+# the libraries link no CLI code) and copy it to DEST, for a wheel's scripts
+# (python-env.sh) or beside the Node addon (node-build.sh).
+stage_emq() {
+  say "emq: cargo build --release -p echomq-cli --bin emq"
+  cargo build --release -q -p echomq-cli --bin emq
+  install -D -m 755 "$CARGO_TARGET_DIR/release/emq" "$1"
+}

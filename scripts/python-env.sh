@@ -39,6 +39,8 @@ done
     say "python: pip install $EMQ_WHEEL (EMQ_WHEEL: the release wheel, no build)"
     "${pip[@]}" install --force-reinstall --no-deps --no-index "$EMQ_WHEEL"
   else
+    # The wheel's `emq` (its .data/scripts/; see pyproject.toml).
+    stage_emq "$ROOT/bindings-python/echomq._native.data/scripts/emq"
     say "python: pip install ./bindings-python (maturin, release, CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
     "${pip[@]}" install --force-reinstall --no-deps "$ROOT/bindings-python"
   fi

@@ -72,6 +72,11 @@ if ls "$app"/node_modules/echomq/*.node >/dev/null 2>&1; then
   echo "test-dist: the main npm package carries a binary" >&2; exit 1
 fi
 [ -d "$app/node_modules/@napi-rs" ] && { echo "test-dist: build tooling was installed" >&2; exit 1; }
+# Every file index.js requires, including the lazily required prom.js.
+for f in $(grep -oE "require\('\./[a-z.]+'\)" bindings-node/index.js | sed -E "s/require\('\.\/(.*)'\)/\1/" | sort -u); do
+  [ -f "$app/node_modules/echomq/$f" ] || [ -f "$app/node_modules/echomq/$f.js" ] \
+    || { echo "test-dist: the npm package lacks $f, which index.js requires" >&2; exit 1; }
+done
 cp tests/dist/roundtrip.cjs tests/dist/roundtrip.mjs "$app/"
 node_out=$(cd "$app" && norust node roundtrip.cjs)
 echo "$node_out"
@@ -135,14 +140,34 @@ members() {
   cargo metadata --no-deps --offline --format-version 1 --manifest-path "$1/Cargo.toml" \
     | python3 -c 'import json, sys; print(" ".join(sorted(p["name"] for p in json.load(sys.stdin)["packages"])))'
 }
-# The bindings carry the `emq` command, so the CLI and the dashboard crates come along.
+# The Python extension links no CLI code; the wheel ships `emq` prebuilt.
 expect "sdist crates" "$(members "$work/src/echomq-$VERSION")" \
-  "echomq echomq-cli echomq-dashboard echomq-python"
+  "echomq echomq-python"
+# Where no platform package fits, install.js builds the addon and `emq`.
 expect "npm main package rust/ crates" "$(members "$work/src/package/rust")" \
   "echomq echomq-cli echomq-dashboard echomq-node"
 
-# `emq --version` names the package version and the wire: the console script
-# of the wheel and the `bin` of the npm package are the same Rust program.
+# The libraries carry no CLI, terminal or HTTP code (issue #33): their
+# dependency trees (checked by dist.sh) and the binaries themselves, whose
+# panic locations name every crate compiled in.
+say "dist test: the extension, the addon and libechomq contain no axum/clap/crossterm code"
+mkdir -p "$work/wheel"
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$WHEEL" "$work/wheel"
+native_so=$(find "$work/wheel/echomq" -name '_native*.so')
+for lib in "$native_so" "$app/node_modules/echomq-linux-x64-gnu/echomq.linux-x64-gnu.node" "$prefix/lib/libechomq.so.$VERSION"; do
+  if grep -aoE '(axum|clap_builder|clap_lex|crossterm|echomq-cli|echomq_cli|echomq-dashboard)[-_/][a-z0-9_.]*' "$lib" | head -n 3 | grep -q .; then
+    echo "test-dist: $lib contains CLI code:" >&2
+    grep -aoE '(axum|clap_builder|clap_lex|crossterm|echomq_cli|echomq-dashboard)[-_/][a-z0-9_.]*' "$lib" | sort -u | head >&2
+    exit 1
+  fi
+  awk -v f="$(basename "$lib")" -v s="$(stat -c %s "$lib")" 'BEGIN { printf "  %-64s %6.2f MB, no CLI code\n", f, s / 1048576 }'
+done
+# ...while the emq executable does (the check can tell the two apart).
+emq_bin="$app/node_modules/echomq-linux-x64-gnu/emq"
+grep -aqE 'clap_builder' "$emq_bin" || { echo "test-dist: the CLI check finds no clap in emq itself" >&2; exit 1; }
+
+# `emq --version` names the package version and the wire: the executable the
+# wheel installs and the one the npm `bin` runs are the same Rust program.
 EMQ_VERSION_LINE="emq $VERSION (wire $(norust "$work/venv/bin/python" -c 'import echomq; print(echomq.PROTOCOL_VERSION)'))"
 say "dist test: one version everywhere ($VERSION)"
 expect "emq --version (wheel)" "$(norust "$work/venv/bin/emq" --version)" "$EMQ_VERSION_LINE"

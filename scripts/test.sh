@@ -14,6 +14,8 @@ command -v openssl >/dev/null || apt_install openssl  # the TLS test mints its c
 say "rust: format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The libraries and emq share one feature set, so the core compiles once for them.
+bash scripts/check-unified.sh
 
 say "rust: core tests (each test starts its own $(server_version redis-server) or loopback cluster)"
 cargo test -p echomq

@@ -9,7 +9,7 @@
 //      package carries in rust/ (plain cargo, release profile). Without cargo
 //      this stops with a message saying what to install.
 'use strict'
-const { copyFileSync, existsSync, rmSync } = require('node:fs')
+const { chmodSync, copyFileSync, existsSync, rmSync } = require('node:fs')
 const { join } = require('node:path')
 const { spawnSync } = require('node:child_process')
 const { binaryPath, platformPackage, platformPackageVersion, triple } = require('../native.js')
@@ -63,20 +63,28 @@ if (repoCrate) {
 // which is all `napi build` does on these platforms.
 console.error(`echomq: no prebuilt addon for ${triple()}; building it from source with cargo (release profile)…`)
 const ownTarget = !process.env.CARGO_TARGET_DIR
+// The addon and the `emq` executable in one cargo run (the platform package
+// would have carried both).
 const r = spawnSync(
   cargo,
-  ['build', '--release', '-p', 'echomq-node', '--message-format=json-render-diagnostics'],
+  ['build', '--release', '-p', 'echomq-node', '-p', 'echomq-cli', '--bin', 'emq', '--lib', '--message-format=json-render-diagnostics'],
   { cwd: packedWorkspace, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 256 << 20 }
 )
 if (r.status !== 0) fail(`cargo build failed (exit ${r.status}); see the output above`)
-const built = r.stdout
+const artifacts = r.stdout
   .split('\n')
   .filter((line) => line.startsWith('{'))
   .map((line) => JSON.parse(line))
-  .filter((m) => m.reason === 'compiler-artifact' && m.target && m.target.name === 'echomq_node')
+  .filter((m) => m.reason === 'compiler-artifact' && m.target)
+const built = artifacts
+  .filter((m) => m.target.name === 'echomq_node')
   .flatMap((m) => m.filenames)
   .find((f) => /\.(so|dylib|dll)$/.test(f))
 if (!built) fail('cargo finished but produced no echomq_node library')
+const emq = artifacts.filter((m) => m.target.name === 'emq').map((m) => m.executable).find(Boolean)
+if (!emq) fail('cargo finished but produced no emq executable')
 copyFileSync(built, binaryPath())
+copyFileSync(emq, join(root, 'emq'))
+chmodSync(join(root, 'emq'), 0o755)
 if (ownTarget) rmSync(join(packedWorkspace, 'target'), { recursive: true, force: true })
 console.error(`echomq: built ${binaryPath()}`)

@@ -1,5 +1,6 @@
-//! The operator verbs (`queues`, `drain`, `purgeDead`, `requeueAllDead`) and
-//! `cliMain`, the `emq` command the package's `bin` runs.
+//! The operator verbs (`queues`, `drain`, `purgeDead`, `requeueAllDead`).
+//! (The `emq` command is its own executable, shipped beside the addon:
+//! `bin/emq.js` starts it; docs/INSTALL.md.)
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -73,12 +74,4 @@ impl NativeClient {
             |_, n| Ok(num(n)),
         )
     }
-}
-
-/// Run the `emq` command with `argv` (program name first) and answer its
-/// exit code. Synchronous on purpose: it is the whole process of `bin/emq.js`
-/// (a live view or a pump runs until stopped), never called from a server.
-#[napi]
-pub fn cli_main(argv: Vec<String>) -> i32 {
-    echomq_cli::run(argv)
 }

@@ -23,7 +23,6 @@ mod progress;
 mod repeat;
 mod worker;
 
-pub use admin::*;
 pub use client::*;
 pub use defaults::*;
 pub use error::*;

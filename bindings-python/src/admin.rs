@@ -1,6 +1,6 @@
 //! The operator verbs (`queues`, `drain`, `purge_dead`, `requeue_all_dead`)
-//! on both clients, and `cli_main`: the `emq` command itself, which the
-//! package's console script calls.
+//! on both clients. (The `emq` command is its own executable, shipped in the
+//! wheel beside this module: docs/INSTALL.md.)
 
 use pyo3::prelude::*;
 
@@ -126,11 +126,4 @@ impl NativeAsyncClient {
             count,
         )
     }
-}
-
-/// Run the `emq` command with `argv` (program name first) and answer its
-/// exit code. The GIL is released for the whole run.
-#[pyfunction]
-pub fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
-    py.detach_or_park(|| echomq_cli::run(argv))
 }

@@ -61,7 +61,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_facts, m)?)?;
     m.add_function(wrap_pyfunction!(aio::_panic_in_core_for_tests, m)?)?;
-    m.add_function(wrap_pyfunction!(admin::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(interp::_at_exit, m)?)?;
     m.py()
         .import("atexit")?
