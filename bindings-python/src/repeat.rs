@@ -145,7 +145,8 @@ impl Client {
     fn fire_repeats(&self, py: Python<'_>, queue: String, limit: Option<Count>) -> PyResult<u64> {
         let c = &self.inner;
         let limit = opt(limit).unwrap_or(echomq::defaults::PUMP_LIMIT);
-        py.detach_or_park(|| c.fire_repeats(&queue, limit)).map_err(err)
+        py.detach_or_park(|| c.fire_repeats(&queue, limit))
+            .map_err(err)
     }
 }
 
