@@ -1038,6 +1038,7 @@ fn doctor_passes_on_noeviction_with_aof() {
         "bundle",
         "maxmemory-policy",
         "persistence",
+        "keyspace-events",
         "cluster",
         "clock",
         "queues",
@@ -1048,6 +1049,11 @@ fn doctor_passes_on_noeviction_with_aof() {
         assert!(out.contains(&format!("PASS  {name:<16}")), "{name}: {out}");
     }
     assert!(out.contains("Redis ") && out.contains("AOF on"), "{out}");
+    // The test server publishes no keyspace events: the doctor says how to.
+    assert!(
+        out.contains("CONFIG SET notify-keyspace-events Kz"),
+        "{out}"
+    );
     let (_, out, _) = run(&url, &["--json", "doctor", "--sample", "10ms"]);
     let v: Value = serde_json::from_str(&out).unwrap();
     let checks = v["checks"].as_array().unwrap();

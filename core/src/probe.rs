@@ -33,6 +33,10 @@ pub struct ServerProbe {
     /// RDB snapshots configured (`CONFIG GET save` non-empty); `None` when
     /// the server refuses `CONFIG` (managed services often do).
     pub rdb_enabled: Option<bool>,
+    /// `notify-keyspace-events` (`CONFIG GET`): whether idle workers can hear
+    /// a job written without a wake hint at once; `None` when `CONFIG` is
+    /// refused.
+    pub keyspace_events: Option<String>,
     /// `cluster_enabled` from `INFO cluster`.
     pub cluster_enabled: bool,
     /// The URL asked for the cluster transport (`redis+cluster://`, ...).
@@ -122,6 +126,13 @@ pub async fn probe(url: &str, options: &ConnectOptions) -> Result<ServerProbe> {
         .await
         .ok()
         .map(|found| found.get("save").is_some_and(|v| !v.trim().is_empty()));
+    let keyspace_events = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("notify-keyspace-events")
+        .query_async::<HashMap<String, String>>(&mut conn)
+        .await
+        .ok()
+        .and_then(|mut found| found.remove("notify-keyspace-events"));
 
     let cluster_enabled = info.get("cluster_enabled").is_some_and(|v| v == "1");
     let (mut cluster_state, mut cluster_masters) = (None, None);
@@ -178,6 +189,7 @@ pub async fn probe(url: &str, options: &ConnectOptions) -> Result<ServerProbe> {
         maxmemory_policy: info.get("maxmemory_policy").cloned(),
         aof_enabled: info.get("aof_enabled").is_some_and(|v| v == "1"),
         rdb_enabled,
+        keyspace_events,
         cluster_enabled,
         cluster_url: nodes.is_some(),
         cluster_state,

@@ -837,8 +837,26 @@ async fn the_keyspace_events_check_reads_the_servers_setting() {
             .unwrap();
         pair[1].clone()
     };
-    assert_eq!(keyspace_events(Some(&read(&mut raw))).status, Status::Warn);
+    // Off (Redis' default): no fault, but the check names the polling and
+    // the one command that makes pickup immediate.
+    let off = keyspace_events(Some(&read(&mut raw)));
+    assert_eq!(off.status, Status::Pass);
+    assert!(off.detail.contains("waits up to ~1 s"), "{}", off.detail);
+    assert!(
+        off.detail.contains("CONFIG SET notify-keyspace-events Kz"),
+        "{}",
+        off.detail
+    );
     keyspace_events_on(&server);
-    assert_eq!(keyspace_events(Some(&read(&mut raw))).status, Status::Pass);
-    assert_eq!(keyspace_events(None).status, Status::Warn);
+    let on = keyspace_events(Some(&read(&mut raw)));
+    assert_eq!(on.status, Status::Pass);
+    assert!(on.detail.contains("at once"), "{}", on.detail);
+    assert!(!on.detail.contains("CONFIG SET"), "{}", on.detail);
+    let refused = keyspace_events(None);
+    assert_eq!(refused.status, Status::Pass);
+    assert!(
+        refused.detail.contains("CONFIG refused"),
+        "{}",
+        refused.detail
+    );
 }
