@@ -131,8 +131,9 @@ fn a_connection_the_server_ended_between_calls_is_reopened_before_sending() {
     until_direct(&client, 0);
     client.enqueue(Q, b"before").unwrap();
     kill_all_but_me(&mut raw);
-    wait_for_connections(&mut raw, 0); // the server closed them
-    // No error: the end was seen before the request went out.
+    // The server closed them; no error: the end was seen before the
+    // request went out.
+    wait_for_connections(&mut raw, 0);
     client.enqueue(Q, b"after").unwrap();
     let n: u64 = raw.zcard(PENDING).unwrap();
     assert_eq!(n, 2);

@@ -152,7 +152,10 @@ async fn a_client_with_events_off_publishes_nothing() {
     quiet_client.close_and_wait().await;
     let loud = watcher.enqueue(Q, b"loud").await.unwrap().id;
     let first = next(&mut sub).await;
-    assert_eq!((first.event.as_str(), first.job.as_str()), ("added", loud.as_str()));
+    assert_eq!(
+        (first.event.as_str(), first.job.as_str()),
+        ("added", loud.as_str())
+    );
 }
 
 /// Count `added` events until `quiet` passes with none.
