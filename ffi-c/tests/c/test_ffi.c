@@ -115,6 +115,8 @@ static const char *g_self; /* argv[0], to start this program again as a worker p
     } while (0)
 
 static void run_test(const char *name, void (*fn)(void)) {
+    const char *only = getenv("EMQ_C_TEST_ONLY"); /* a substring of the names to run */
+    if (only && !strstr(name, only)) return;
     g_current_failed = 0;
     fn();
     if (g_current_failed) {
@@ -820,8 +822,13 @@ static void test_worker_stats_count_failures(void) {
     emq_client_free(c);
 }
 
-/* Expect `status` from a call, with a matching error record; frees it. */
-static int fails_with(emq_status got, emq_error *err, emq_status want) {
+/* FAILS_WITH(call, want): the call answers `want` with a matching error
+ * record in `err` (freed, and reset). The call runs before `err` is read. */
+#define FAILS_WITH(call, want) (g_status = (call), fails_with(g_status, &err, (want)))
+static emq_status g_status;
+static int fails_with(emq_status got, emq_error **errp, emq_status want) {
+    emq_error *err = *errp;
+    *errp = NULL;
     int good = got == want && err && err->status == want && err->code &&
                strcmp(err->code, emq_status_code(want)) == 0;
     if (!good)
@@ -838,22 +845,19 @@ static void test_error_kinds_provoked_on_a_server(void) {
     emq_enqueued r;
     char line[128];
     /* Kind: an id of another namespace; nothing written. */
-    CHECK(fails_with(emq_enqueue_with_id(c, "t.kinds", "ORD0NgWEfAEJfs", LIT("x"), &r, &err), err, EMQ_ERR_KIND));
-    err = NULL;
+    CHECK(FAILS_WITH(emq_enqueue_with_id(c, "t.kinds", "ORD0NgWEfAEJfs", LIT("x"), &r, &err), EMQ_ERR_KIND));
     redis(g_url, line, sizeof line, "EXISTS 'emq:{t.kinds}:pending'");
     CHECK(strcmp(line, "0") == 0);
     /* Server: a key of the wrong type under the queue's name (WRONGTYPE). */
     redis(g_url, NULL, 0, "SET 'emq:{t.wrongtype}:pending' 'not a zset'");
-    CHECK(fails_with(emq_enqueue(c, "t.wrongtype", LIT("x"), &r, &err), err, EMQ_ERR_SERVER));
-    err = NULL;
+    CHECK(FAILS_WITH(emq_enqueue(c, "t.wrongtype", LIT("x"), &r, &err), EMQ_ERR_SERVER));
     redis(g_url, line, sizeof line, "GET 'emq:{t.wrongtype}:pending'");
     CHECK(strcmp(line, "not a zset") == 0);
     /* Protocol: a job row the core cannot decode. */
     CHECK(ok(emq_enqueue(c, "t.kinds", LIT("x"), &r, &err), err));
     redis(g_url, NULL, 0, "HSET 'emq:{t.kinds}:job:%s' attempts two", r.id);
     emq_job_info *row = NULL;
-    CHECK(fails_with(emq_get_job(c, "t.kinds", r.id, &row, &err), err, EMQ_ERR_PROTOCOL) && row == NULL);
-    err = NULL;
+    CHECK(FAILS_WITH(emq_get_job(c, "t.kinds", r.id, &row, &err), EMQ_ERR_PROTOCOL) && row == NULL);
     /* LeaseLost: a lease that lapsed and was reaped, then extended. */
     CHECK(ok(emq_enqueue(c, "t.lease", LIT("x"), &r, &err), err));
     emq_job *job = NULL;
@@ -864,16 +868,14 @@ static void test_error_kinds_provoked_on_a_server(void) {
         if (!reaped) sleep_ms(10);
     }
     CHECK(reaped == 1);
-    CHECK(fails_with(emq_extend(c, "t.lease", job->id, job->token, 60000, &err), err, EMQ_ERR_LEASE_LOST));
-    err = NULL;
+    CHECK(FAILS_WITH(emq_extend(c, "t.lease", job->id, job->token, 60000, &err), EMQ_ERR_LEASE_LOST));
     redis(g_url, line, sizeof line, "ZCARD 'emq:{t.lease}:active'");
     CHECK(strcmp(line, "0") == 0);
     emq_job_free(job);
     /* Timeout: waiting for a job that nobody runs. */
     emq_settled settled;
     char *last_error = NULL;
-    CHECK(fails_with(emq_wait_for(c, "t.lease", r.id, 50, &settled, &last_error, &err), err, EMQ_ERR_TIMEOUT));
-    err = NULL;
+    CHECK(FAILS_WITH(emq_wait_for(c, "t.lease", r.id, 50, &settled, &last_error, &err), EMQ_ERR_TIMEOUT));
     emq_client_free(c);
 
     /* NotDurable: one replica asked for, none exists; the write happened. */
@@ -881,7 +883,7 @@ static void test_error_kinds_provoked_on_a_server(void) {
     co.wait_replicas = 1;
     co.wait_timeout_ms = 50;
     CHECK(ok(emq_connect(g_url, &co, &c, &err), err));
-    int not_durable = fails_with(emq_enqueue(c, "t.durable", LIT("x"), &r, &err), err, EMQ_ERR_NOT_DURABLE);
+    int not_durable = FAILS_WITH(emq_enqueue(c, "t.durable", LIT("x"), &r, &err), EMQ_ERR_NOT_DURABLE);
     emq_client_free(c);
     CHECK(not_durable);
     redis(g_url, line, sizeof line, "ZCARD 'emq:{t.durable}:pending'");
@@ -898,8 +900,7 @@ static void test_bundle_mismatch_and_unavailable_on_a_server_of_its_own(void) {
     redis(url, NULL, 0, "HSET '{emq}:bundle' bundle 0000");
     emq_connect_options co = emq_connect_options_default();
     co.strict_bundle = true;
-    int refused = fails_with(emq_connect(url, &co, &c, &err), err, EMQ_ERR_BUNDLE_MISMATCH) && c == NULL;
-    err = NULL;
+    int refused = FAILS_WITH(emq_connect(url, &co, &c, &err), EMQ_ERR_BUNDLE_MISMATCH) && c == NULL;
     redis(url, line, sizeof line, "HGET '{emq}:bundle' bundle");
     int kept = strcmp(line, "0000") == 0;
     /* Unavailable: the server is gone; after the call that may learn it (a
@@ -916,7 +917,7 @@ static void test_bundle_mismatch_and_unavailable_on_a_server_of_its_own(void) {
     emq_error_free(err);
     err = NULL;
     CHECK(first == EMQ_ERR_CONNECTION || first == EMQ_ERR_UNAVAILABLE);
-    CHECK(fails_with(emq_counts(c, "t.gone", &counts, &err), err, EMQ_ERR_UNAVAILABLE));
+    CHECK(FAILS_WITH(emq_counts(c, "t.gone", &counts, &err), EMQ_ERR_UNAVAILABLE));
     emq_client_free(c);
 }
 
