@@ -100,10 +100,12 @@ test('a worker thread terminated with calls in flight does not take the process 
     await new Promise((resolve) => thread.on('message', (m) => m === 'busy' && resolve()))
     await thread.terminate()
     // Whatever reached the server is whole: each pending id has its row.
+    // (Calls already handed to the core may still land after terminate().)
     const ids = await server.raw.cmd('ZRANGE', `emq:{${q}}:pending`, '0', '-1')
     assert.ok(ids.length >= 1 && ids.length <= 2001, `${ids.length} pending`)
     for (const id of ids) assert.equal(Number(await server.raw.cmd('EXISTS', `emq:{${q}}:job:${id}`)), 1, id)
-    assert.equal((await c.counts(q)).pending, ids.length)
+    const pending = (await c.counts(q)).pending
+    assert.ok(pending >= ids.length && pending <= 2001, `${pending} pending`)
     // A call that failed before the thread went away failed with a typed error.
     for (const f of failures) assert.ok(f.typed && typeof f.code === 'string', JSON.stringify(f))
   }
