@@ -14,6 +14,7 @@ from typing import Callable
 import pytest
 
 import echomq
+from conftest import wait_until
 
 # Python 3.12+ warns on every fork of a multi-threaded process; forking one is
 # exactly what these tests exercise.
@@ -134,7 +135,7 @@ def test_async_client_in_a_forked_child(redis_url, queue):
     ac.close()
 
 
-def test_async_enqueues_in_a_forked_child_take_a_caller_thread_of_its_own(redis_url, queue):
+def test_async_enqueues_in_a_forked_child_take_a_caller_thread_of_its_own(redis_url, raw, queue):
     """Decision 16.11: the parent's caller thread (and its connection) does
     not exist in the child, which starts its own; the parent's keeps
     serving after the child has gone."""
@@ -143,11 +144,13 @@ def test_async_enqueues_in_a_forked_child_take_a_caller_thread_of_its_own(redis_
             await ac.enqueue(queue, b"parent %d" % i)
 
     async def make() -> echomq.AsyncClient:
-        return await echomq.connect_async(redis_url)
+        return await echomq.connect_async(redis_url, client_name="fork-caller")
 
     ac = asyncio.run(make())
     asyncio.run(parent_enqueues(1))
-    time.sleep(0.2)  # the caller thread's connection opens in the background
+    # The caller thread's connection opens in the background: until the
+    # server shows it beside the shared one.
+    wait_until(lambda: sum(1 for cl in raw.client_list() if cl.get("name") == "fork-caller") == 2, 30)
     asyncio.run(parent_enqueues(5))
 
     def child() -> str:
