@@ -952,6 +952,11 @@ static void test_partial_batch_from_a_dropped_connection(void) {
     memset(big, 'x', sizeof big);
     for (int i = 0; i < N; i++) payloads[i] = (emq_bytes){big, SIZE};
     int cut = 0, whole = 1;
+    /* A valgrind run of the whole program once died here of SIGPIPE: a write
+     * to the killed connection raised it in this (C) process, which, unlike
+     * Rust, Python and Node hosts, does not ignore it. Reported on issue 41
+     * for the library; ignored here so the rest of the suite still runs. */
+    void (*was)(int) = signal(SIGPIPE, SIG_IGN);
     for (int attempt = 0; attempt < 5 && !cut; attempt++) {
         emq_client *c = NULL;
         emq_error *err = NULL;
@@ -982,6 +987,7 @@ static void test_partial_batch_from_a_dropped_connection(void) {
         emq_error_free(err);
         emq_client_free(c);
     }
+    signal(SIGPIPE, was);
     stop_own_server(server);
     CHECK(cut && whole);
 }
