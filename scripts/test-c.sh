@@ -87,6 +87,19 @@ valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
 redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
 "$work/test_cpp20"
 
+# test_ffi and test_cpp again on Valkey (docs/SERVERS.md; once, no valgrind):
+# start_redis and the tests' own servers start $EMQ_TEST_SERVER.
+ensure_valkey
+say "c: test_ffi and test_cpp against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
+(
+  export EMQ_TEST_SERVER="$VALKEY_SERVER"
+  start_redis VALKEY_URL
+  trap 'stop_redis VALKEY_URL' EXIT
+  EMQ_URL="$VALKEY_URL" "$work/test_ffi"
+  redis-cli -u "$VALKEY_URL" FLUSHALL >/dev/null
+  EMQ_URL="$VALKEY_URL" "$work/test_cpp"
+)
+
 say "c: examples (shared, pkg-config, static, C++)"
 redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
 examples/c/producer 20

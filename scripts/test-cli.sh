@@ -16,3 +16,9 @@ say "cli: emq --version from a fresh venv (pip install ./bindings-python)"
 
 say "cli: cargo test -p echomq-cli (the emq binary against real redis-servers)"
 EMQ_TEST_PYTHON="$PY" cargo test -p echomq-cli
+
+# Again on Valkey (docs/SERVERS.md): the harness starts $EMQ_TEST_SERVER. The
+# doctor tests configure a redis-server of their own and ran above.
+ensure_valkey
+say "cli: cargo test -p echomq-cli against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
+EMQ_TEST_SERVER="$VALKEY_SERVER" EMQ_TEST_PYTHON="$PY" cargo test -p echomq-cli -- --skip doctor_

@@ -23,10 +23,18 @@ say "node: tests"
 # their pids here so that none outlives a crashed run.
 export EMQ_TEST_PIDFILE; EMQ_TEST_PIDFILE="$(mktemp)"
 cleanup() {
-  while read -r pid; do  # only if that pid is still one of our redis-servers
-    [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = redis-server ] && kill "$pid" 2>/dev/null || true
+  while read -r pid; do
+    case "$(ps -o comm= -p "$pid" 2>/dev/null)" in  # only if still one of our servers
+      redis-server | valkey-server) kill "$pid" 2>/dev/null || true ;;
+    esac
   done <"$EMQ_TEST_PIDFILE"
   rm -f "$EMQ_TEST_PIDFILE"
 }
 trap cleanup EXIT
 npm test
+# The wire-facing files again on Valkey (docs/SERVERS.md): test/helpers.js
+# starts $EMQ_TEST_SERVER. The slow process and lifecycle files run on Redis only.
+ensure_valkey
+say "node: the wire-facing tests against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
+EMQ_TEST_SERVER="$VALKEY_SERVER" node --test --test-concurrency=1 \
+  test/{core,admin,job-features,repeat,progress,durable,error-kinds}.test.js

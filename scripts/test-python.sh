@@ -33,4 +33,11 @@ if [ "$rc" -eq 5 ]; then
   echo "python: pytest collected no tests; failing instead of passing silently" >&2
   exit 1
 fi
-exit "$rc"
+[ "$rc" -eq 0 ] || exit "$rc"
+
+# The wire-facing files again on Valkey (docs/SERVERS.md): the fixtures start
+# $EMQ_TEST_SERVER. The slow process and thread tests run on Redis only.
+ensure_valkey
+say "python: pytest (the wire-facing files) against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
+EMQ_TEST_SERVER="$VALKEY_SERVER" "$PY" -m pytest -p no:cacheprovider --timeout 300 -q -rfE \
+  bindings-python/tests/test_{client,async,admin,job_features,repeat,progress_results,durable,error_kinds}.py

@@ -131,14 +131,16 @@ test('retry → promote → claim mints token 2; the first token is stale', asyn
   const q = uniqueQueue()
   const e = await client.enqueue(q, 'job')
   const job = await client.claim(q, 10_000)
-  assert.equal(await client.retry(q, job.id, job.token, 150, 5, 'boom'), 'scheduled')
+  assert.equal(await client.retry(q, job.id, job.token, 60_000, 5, 'boom'), 'scheduled')
   const r = await row(q, e.id)
   assert.equal(r.state, 'scheduled')
   assert.equal(r.last_error, 'boom')
   assert.deepEqual(await members(q, 'active'), [])
   assert.deepEqual(await members(q, 'schedule'), [e.id])
+  // Not yet due (a minute away: no timing window to lose).
   assert.equal(await client.promote(q, 100), 0)
-  await sleep(200)
+  // Make it due by moving its run-at into the past, rather than sleeping.
+  assert.equal(await raw.cmd('ZADD', `emq:{${q}}:schedule`, 'XX', 'CH', '0', e.id), 1)
   assert.equal(await client.promote(q, 100), 1)
   assert.equal((await row(q, e.id)).state, 'pending')
   assert.deepEqual(await members(q, 'pending'), [e.id])
@@ -188,7 +190,11 @@ test('reap returns a lapsed lease; extend answers EMQ_LEASE_LOST; the zombie is 
   const second = await client.claim(q, 10_000)
   assert.equal(second.token, 2)
   await rejectsWith(client.complete(q, job.id, job.token), ErrorCode.STALE)
-  await client.extend(q, second.id, second.token, 20_000)
+  // extend re-scores the lease deadline (the score in active) to server-now +
+  // lease: a 10 s lease made 10 min moves it by more than 9 min, however slow.
+  const before = await score(q, 'active', second.id)
+  await client.extend(q, second.id, second.token, 600_000)
+  assert.ok((await score(q, 'active', second.id)) >= before + 590_000)
   await client.complete(q, second.id, second.token)
 })
 
@@ -203,8 +209,11 @@ test('batch verbs answer one verdict per input in allSettled shape', async () =>
     jobs.map((j) => j.payload.toString('latin1')),
     ['a', 'b', 'c']
   )
-  const ext = await client.extendMany(q, [...jobs, { id: jobs[0].id, token: 9 }], 10_000)
+  const before = await Promise.all(jobs.map((j) => score(q, 'active', j.id)))
+  const ext = await client.extendMany(q, [...jobs, { id: jobs[0].id, token: 9 }], 600_000)
   assert.deepEqual(ext.slice(0, 3).map((v) => v.status), ['fulfilled', 'fulfilled', 'fulfilled'])
+  const after = await Promise.all(jobs.map((j) => score(q, 'active', j.id)))
+  assert.ok(after.every((a, i) => a >= before[i] + 590_000), JSON.stringify({ before, after }))
   assert.equal(ext[3].status, 'rejected')
   assert.ok(ext[3].reason instanceof emq.EchoMQError)
   assert.equal(ext[3].reason.code, ErrorCode.STALE)

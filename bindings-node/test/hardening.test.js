@@ -7,7 +7,7 @@ const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
 const { readFileSync } = require('node:fs')
 const { join } = require('node:path')
-const { startRedis, uniqueQueue, PKG, sleep } = require('./helpers')
+const { startRedis, uniqueQueue, PKG, sleep, waitFor } = require('./helpers')
 const emq = require('..')
 
 let server
@@ -113,11 +113,42 @@ test('node ids outside 0..=1023 are refused with one message everywhere', async 
 })
 
 test('worker stats count failures', async () => {
-  const client = await emq.connect(server.url)
-  const stats = new emq.Worker(client, uniqueQueue(), async () => {}).stats()
-  for (const k of ['claimFailures', 'heartbeatFailures', 'settleFailures', 'released']) {
-    assert.equal(stats[k], 0, k)
+  // Real failures, as in core/tests/lifecycle.rs: the server goes away under a
+  // worker holding a job, so heartbeats fail, then the job's settlement and the
+  // claims for the freed slot fail too; every claim is accounted for.
+  const own = await startRedis()
+  const client = await emq.connect(own.url, { connectTimeoutMs: 500, responseTimeoutMs: 500 })
+  const q = uniqueQueue()
+  await client.enqueue(q, 'held')
+  let open
+  const gate = new Promise((resolve) => (open = resolve))
+  const worker = new emq.Worker(client, q, () => gate, {
+    concurrency: 1,
+    prefetch: 0,
+    leaseMs: 300,
+    idleMaxMs: 20,
+    shutdownGraceMs: 0,
+  })
+  assert.equal(worker.stats().claimFailures, 0)
+  worker.on('error', () => {}) // the failures are also emitted; counted below
+  const running = worker.run()
+  try {
+    await waitFor(() => worker.stats().claimed === 1, 60000, 'the claim')
+    await own.stop()
+    await waitFor(() => worker.stats().heartbeatFailures > 0, 60000, 'a failed heartbeat')
+    open() // the handler ends while the server is gone
+    await waitFor(() => {
+      const s = worker.stats()
+      return s.claimFailures > 0 && s.settleFailures > 0
+    }, 60000, 'failed claims and settlement')
+  } finally {
+    open()
+    await worker.close()
+    await running
   }
+  const s = worker.stats()
+  assert.equal(s.claimed, s.completed + s.retried + s.dead + s.leaseLost + s.settleFailures + s.released, JSON.stringify(s))
+  assert.equal(s.inFlight, 0)
   await client.close()
 })
 

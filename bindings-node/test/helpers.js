@@ -35,8 +35,9 @@ async function startRedis() {
 }
 
 async function startOwnRedis(port) {
+  // $EMQ_TEST_SERVER (e.g. scripts/test.sh's valkey-server), as the Rust harness.
   const proc = spawn(
-    'redis-server',
+    (process.env.EMQ_TEST_SERVER || '').trim() || 'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
     { stdio: 'ignore' }
   )

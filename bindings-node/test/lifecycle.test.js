@@ -16,7 +16,7 @@ after(async () => {
 })
 
 /** Run a node program; resolves {code, signal, stdout, stderr, exitedAt}. */
-function runNode(args, { timeoutMs = 15000, env = {} } = {}) {
+function runNode(args, { timeoutMs = 30000, env = {} } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { env: { ...process.env, ...env } })
     let stdout = ''
@@ -73,25 +73,50 @@ test('a client works inside a worker thread, and the main thread keeps its own',
 })
 
 test('a worker thread terminated with calls in flight does not take the process down', async () => {
+  // The thread reports every enqueue that settles before it is terminated;
+  // 'busy' comes once the server holds its first job, so the rest are in flight.
   const code = `
     const { parentPort, workerData } = require('node:worker_threads')
     const emq = require(workerData.pkg)
-    emq.connect(workerData.url).then((c) => {
-      for (let i = 0; i < 2000; i++) c.enqueue('terminated', 'x').catch(() => {})
+    emq.connect(workerData.url).then(async (c) => {
+      await c.enqueue(workerData.q, 'first')
+      for (let i = 0; i < 2000; i++) {
+        c.enqueue(workerData.q, 'x').then(
+          () => parentPort.postMessage({ ok: true }),
+          (e) => parentPort.postMessage({ code: e.code, typed: e instanceof emq.EchoMQError })
+        )
+      }
       parentPort.postMessage('busy')
     })
   `
-  for (let i = 0; i < 3; i++) {
-    const thread = new Thread(code, { eval: true, workerData: { pkg: PKG, url: server.url } })
-    await new Promise((resolve) => thread.once('message', resolve))
-    await thread.terminate()
-  }
   const c = await emq.connect(server.url)
-  assert.ok((await c.counts('terminated')).pending >= 0)
+  for (let i = 0; i < 3; i++) {
+    const q = uniqueQueue('terminated')
+    const thread = new Thread(code, { eval: true, workerData: { pkg: PKG, url: server.url, q } })
+    const failures = []
+    thread.on('message', (m) => {
+      if (m.code !== undefined || m.typed !== undefined) failures.push(m)
+    })
+    await new Promise((resolve) => thread.on('message', (m) => m === 'busy' && resolve()))
+    await thread.terminate()
+    // Whatever reached the server is whole: each pending id has its row.
+    // (Calls already handed to the core may still land after terminate().)
+    const ids = await server.raw.cmd('ZRANGE', `emq:{${q}}:pending`, '0', '-1')
+    assert.ok(ids.length >= 1 && ids.length <= 2001, `${ids.length} pending`)
+    for (const id of ids) assert.equal(Number(await server.raw.cmd('EXISTS', `emq:{${q}}:job:${id}`)), 1, id)
+    const pending = (await c.counts(q)).pending
+    assert.ok(pending >= ids.length && pending <= 2001, `${pending} pending`)
+    // A call that failed before the thread went away failed with a typed error.
+    for (const f of failures) assert.ok(f.typed && typeof f.code === 'string', JSON.stringify(f))
+  }
+  // The main thread's client is unharmed.
+  const q = uniqueQueue('after')
+  await c.enqueue(q, 'still here')
+  assert.equal((await c.counts(q)).pending, 1)
   await c.close()
 })
 
-test('node -e with a connected client exits within a second of close()', async () => {
+test('node -e with a connected client exits by itself after close()', async () => {
   const script = `
     const { connect } = require(${JSON.stringify(PKG)})
     connect(process.env.URL).then(async (c) => {
@@ -104,7 +129,9 @@ test('node -e with a connected client exits within a second of close()', async (
   const r = await runNode(['-e', script], { env: { URL: server.url } })
   assert.equal(r.code, 0, r.stderr)
   const closedAt = Number(/closed (\d+)/.exec(r.stdout)[1])
-  assert.ok(r.exitedAt - closedAt < 1000, `exited ${r.exitedAt - closedAt} ms after close()`)
+  // No handle outlives close(): the process ends by itself (a generous bound,
+  // not a speed claim; runNode's own bound fails a process that hangs on).
+  assert.ok(r.exitedAt - closedAt < 10000, `exited ${r.exitedAt - closedAt} ms after close()`)
 })
 
 test('a process with an open (never closed) client still exits by itself', async () => {
@@ -118,7 +145,7 @@ test('a process with an open (never closed) client still exits by itself', async
   const r = await runNode(['-e', script], { env: { URL: server.url } })
   assert.equal(r.code, 0, r.stderr)
   const doneAt = Number(/done (\d+)/.exec(r.stdout)[1])
-  assert.ok(r.exitedAt - doneAt < 1000, `exited ${r.exitedAt - doneAt} ms after its last call`)
+  assert.ok(r.exitedAt - doneAt < 10000, `exited ${r.exitedAt - doneAt} ms after its last call`)
 })
 
 test('ESM: import { connect } from "echomq" (named exports and default)', async () => {

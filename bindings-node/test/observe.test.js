@@ -145,10 +145,14 @@ test('publishEvents: false publishes nothing', async () => {
   const seen = []
   sub.on('event', (e) => seen.push(e))
   await quiet.enqueue(q, 'x')
-  await sleep(300)
-  assert.deepEqual(seen, [])
-  await sub.close()
+  // close() publishes whatever was queued before it; then a loud client's
+  // write is the positive control: its `added` must be the first event seen
+  // (a broken subscription, or a quiet client that talked, fails here).
   await quiet.close()
+  const loud = await client.enqueue(q, 'loud')
+  await waitFor(() => seen.length > 0, 10000, 'the loud event')
+  assert.deepEqual([seen[0].event, seen[0].job], ['added', loud.id])
+  await sub.close()
 })
 
 const PRODUCER = `

@@ -260,7 +260,7 @@ test('a process running a worker exits cleanly after close()', async () => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error('worker process did not exit'))
-    }, 15000)
+    }, 30000)
     child.on('exit', (code) => {
       clearTimeout(timer)
       resolve({ code, stdout, exitedAt: Date.now() })
@@ -268,7 +268,8 @@ test('a process running a worker exits cleanly after close()', async () => {
   })
   assert.equal(out.code, 0)
   const m = /closed (\d+) (.*)/.exec(out.stdout)
-  assert.ok(out.exitedAt - Number(m[1]) < 1000, `exited ${out.exitedAt - Number(m[1])} ms after close`)
+  // No handle outlives close() (a generous bound, not a speed claim).
+  assert.ok(out.exitedAt - Number(m[1]) < 10000, `exited ${out.exitedAt - Number(m[1])} ms after close`)
   assert.equal(JSON.parse(m[2]).completed, 1)
 })
 

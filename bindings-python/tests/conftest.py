@@ -1,4 +1,4 @@
-"""Fixtures: one real redis-server per test session on a free port (never a
+"""Fixtures: one real redis-server (or $EMQ_TEST_SERVER) per test session on a free port (never a
 mock), a raw connection (redis-py) to assert wire state, and a fresh queue
 name per test."""
 
@@ -61,15 +61,21 @@ def _stop(proc: "subprocess.Popen[bytes]") -> None:
         proc.kill()
 
 
+def _server_binary() -> str:
+    """$EMQ_TEST_SERVER (e.g. scripts/test.sh's valkey-server), else redis-server:
+    the same choice as the Rust harness (core/tests/common/flavour.rs)."""
+    server = os.environ.get("EMQ_TEST_SERVER", "").strip() or shutil.which("redis-server")
+    assert server, "redis-server is required (scripts/test-python.sh installs it)"
+    return server
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     given = os.environ.get("EMQ_TEST_REDIS_URL")
     if given:
         yield given
         return
-    server = shutil.which("redis-server")
-    assert server, "redis-server is required (scripts/test-python.sh installs it)"
-    proc, url = _start_own_server(server)
+    proc, url = _start_own_server(_server_binary())
     try:
         yield url
     finally:
@@ -79,9 +85,7 @@ def redis_url() -> Iterator[str]:
 @pytest.fixture
 def own_server() -> "Iterator[Tuple[str, subprocess.Popen[bytes]]]":
     """A redis-server of this test's own (to stop under a running worker)."""
-    server = shutil.which("redis-server")
-    assert server, "redis-server is required (scripts/test-python.sh installs it)"
-    proc, url = _start_own_server(server)
+    proc, url = _start_own_server(_server_binary())
     try:
         yield url, proc
     finally:

@@ -114,13 +114,15 @@ def test_retry_promote_claim_mints_token_two(client, raw, queue, keys):
     e = client.enqueue(queue, b"job")
     job = client.claim(queue, 10_000)
     assert job is not None
-    assert client.retry(queue, job.id, job.token, 50, 5, "boom") == "scheduled"
+    assert client.retry(queue, job.id, job.token, 60_000, 5, "boom") == "scheduled"
     r = row(raw, keys.job(e.id))
     assert r["state"] == b"scheduled" and r["last_error"] == b"boom"
     assert raw.zrange(keys.schedule, 0, -1) == [e.id.encode()]
     assert raw.zcard(keys.active) == 0
+    # Not yet due (a minute away: no timing window to lose).
     assert client.promote(queue) == 0
-    time.sleep(0.08)
+    # Make it due by moving its run-at into the past, rather than sleeping.
+    assert raw.zadd(keys.schedule, {e.id: 0}, xx=True, ch=True) == 1
     assert client.promote(queue, 100) == 1
     assert raw.zrange(keys.pending, 0, -1) == [e.id.encode()]
     again = client.claim(queue, 10_000)
@@ -173,7 +175,12 @@ def test_reap_and_lease_lost(client, raw, queue, keys):
     assert second is not None and second.token == 2
     with pytest.raises(echomq.StaleTokenError):
         client.complete(queue, job.id, job.token)
-    client.extend(queue, second.id, second.token, 20_000)
+    # extend re-scores the lease deadline (the score in active) to
+    # server-now + lease: from a 10 s lease to a 10 min one moves it by more
+    # than 9 min, however slowly the test runs.
+    before = raw.zscore(keys.active, second.id)
+    client.extend(queue, second.id, second.token, 600_000)
+    assert raw.zscore(keys.active, second.id) >= before + 590_000
     client.complete(queue, second.id, second.token)
 
 
@@ -183,8 +190,11 @@ def test_many_verbs_give_one_verdict_per_item(client, raw, queue, keys):
     assert raw.zcard(keys.pending) == 3
     jobs = client.claim_many(queue, 10, 10_000)
     assert len(jobs) == 3 and all(j.token == 1 for j in jobs)
-    ext = client.extend_many(queue, jobs, 20_000)
+    before = [raw.zscore(keys.active, j.id) for j in jobs]
+    ext = client.extend_many(queue, jobs, 600_000)
     assert ext == [None, None, None]
+    after = [raw.zscore(keys.active, j.id) for j in jobs]
+    assert all(a >= b + 590_000 for a, b in zip(after, before)), (before, after)
     verdicts = client.complete_many(queue, [jobs[0], (jobs[1].id, 99), (jobs[2].id, jobs[2].token)])
     assert verdicts[0] is None and verdicts[2] is None
     assert isinstance(verdicts[1], echomq.StaleTokenError)

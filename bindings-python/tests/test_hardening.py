@@ -14,6 +14,7 @@ from typing import Any, List
 import pytest
 
 import echomq
+from conftest import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*multi-threaded.*fork:DeprecationWarning")
 
@@ -76,10 +77,34 @@ def test_a_panicking_core_future_rejects_the_asyncio_future() -> None:
     asyncio.run(main())
 
 
-def test_worker_stats_count_failures(client: echomq.Client, queue: str) -> None:
-    stats = echomq.Worker(client, queue, lambda job: None).stats()
-    assert (stats.claim_failures, stats.heartbeat_failures, stats.settle_failures) == (0, 0, 0)
-    assert stats.released == 0
+def test_worker_stats_count_failures(own_server, queue: str) -> None:  # type: ignore[no-untyped-def]
+    """Real failures, as in core/tests/lifecycle.rs: the server goes away under
+    a worker holding a job, so heartbeats fail, then the job's settlement and
+    the claims for the freed slot fail too; every claim is accounted for."""
+    url, proc = own_server
+    client = echomq.connect(url, connect_timeout_ms=500, response_timeout_ms=500)
+    client.enqueue(queue, "held")
+    gate = threading.Event()
+    worker = echomq.Worker(client, queue, lambda job: gate.wait(120), concurrency=1, prefetch=0,
+                           lease_ms=300, idle_max_ms=20, shutdown_grace_ms=0, handle_signals=False)
+    assert (worker.stats().claim_failures, worker.stats().released) == (0, 0)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        wait_until(lambda: worker.stats().claimed == 1, 60)
+        proc.kill()
+        proc.wait()
+        wait_until(lambda: worker.stats().heartbeat_failures > 0, 60)
+        gate.set()  # the handler ends while the server is gone
+        wait_until(lambda: worker.stats().claim_failures > 0 and worker.stats().settle_failures > 0, 60)
+    finally:
+        gate.set()
+        worker.stop()
+        thread.join(120)
+    assert not thread.is_alive()
+    s = worker.stats()
+    assert s.claimed == s.completed + s.retried + s.dead + s.lease_lost + s.settle_failures + s.released, s
+    assert s.in_flight == 0
 
 
 @pytest.mark.parametrize(

@@ -361,3 +361,43 @@ async fn a_requeued_job_that_used_up_its_attempts_runs_again() {
     worker.stop();
     run.await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_worker_pump_applies_dead_max_age_ms() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    // Two dead jobs minted two and three hours ago, one fresh: a one-hour
+    // bound trims exactly the old two (by mint time, not by count).
+    let old = vec![id_minted_ago(3 * 3_600_000), id_minted_ago(2 * 3_600_000)];
+    make_dead(&client, &old).await;
+    let fresh = client.enqueue(Q, b"fresh").await.unwrap().id;
+    let options = WorkerOptions {
+        max_attempts: 1,
+        pump_interval_ms: 20,
+        idle_max_ms: 10,
+        dead_max_age_ms: Some(3_600_000),
+        ..WorkerOptions::default()
+    };
+    let worker = Worker::new(client.clone(), Q, options, |_| async {
+        Err(HandlerError::retry("no"))
+    })
+    .unwrap();
+    let w = worker.clone();
+    let run = tokio::spawn(async move { w.run().await });
+    let mut raw = server.raw();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while members(&mut raw, "dead") != [fresh.to_string()] {
+        assert!(
+            Instant::now() < deadline,
+            "dead set not trimmed by age: {:?}",
+            members(&mut raw, "dead")
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    worker.stop();
+    run.await.unwrap().unwrap();
+    for id in &old {
+        assert!(!exists(&mut raw, &key(&format!("job:{id}"))), "{id}");
+    }
+    assert!(exists(&mut raw, &key(&format!("job:{fresh}"))));
+}

@@ -121,7 +121,7 @@ fn a_connection_the_server_ended_is_reopened_and_fenced_again() {
     let mut raw = server.raw();
     let client = opened(&server, &mut raw);
     kill_all_but_me(&mut raw);
-    std::thread::sleep(Duration::from_millis(50));
+    wait_for_connections(&mut raw, 0); // the server closed them
     enqueue(&client, b"after").unwrap();
     let n: u64 = raw.zcard(PENDING).unwrap();
     assert_eq!(n, 2);

@@ -34,6 +34,17 @@ fn wait_for_connections(raw: &mut redis::Connection, n: usize) {
     wait_for_connections_named(raw, "emq-direct-test", n);
 }
 
+/// How many connections the server has accepted since it started.
+fn connections_received(raw: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO").arg("stats").query(raw).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("total_connections_received:"))
+        .expect("INFO stats names total_connections_received")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 /// Calls (on a side queue) until this thread holds one more direct
 /// connection than `before`: it opens in the background from a thread's
 /// second call (decision 16.12), and is taken up by the call after.
@@ -80,13 +91,20 @@ fn each_enqueuing_thread_drives_its_own_connection() {
     // The thread ended: its connection went with it.
     wait_for_connections(&mut raw, 2);
 
-    // A thread that calls once and ends never opens one.
+    // A thread that calls once and ends never opens one. The server counts
+    // every connection it accepted: after a control thread that does open
+    // one (and is seen to), exactly one more was accepted, not two.
+    let accepted_before = connections_received(&mut raw);
     let once = client.clone();
     std::thread::spawn(move || once.enqueue(Q, b"once").unwrap())
         .join()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    assert_eq!(named(&mut raw), 2);
+    let control = client.clone();
+    std::thread::spawn(move || until_direct(&control, 0))
+        .join()
+        .unwrap();
+    wait_for_connections(&mut raw, 2);
+    assert_eq!(connections_received(&mut raw), accepted_before + 1);
 
     let ids: Vec<String> = raw.zrange(PENDING, 0, -1).unwrap();
     assert_eq!(ids.len(), 5, "{ids:?}");
@@ -113,8 +131,9 @@ fn a_connection_the_server_ended_between_calls_is_reopened_before_sending() {
     until_direct(&client, 0);
     client.enqueue(Q, b"before").unwrap();
     kill_all_but_me(&mut raw);
-    std::thread::sleep(std::time::Duration::from_millis(50));
-    // No error: the end was seen before the request went out.
+    // The server closed them; no error: the end was seen before the
+    // request went out.
+    wait_for_connections(&mut raw, 0);
     client.enqueue(Q, b"after").unwrap();
     let n: u64 = raw.zcard(PENDING).unwrap();
     assert_eq!(n, 2);
@@ -202,14 +221,16 @@ fn closing_or_dropping_the_client_closes_the_threads_connections() {
     until_direct(&dropped, 1);
     let elsewhere = dropped.clone();
     let (go, wait) = std::sync::mpsc::channel::<()>();
+    let (opened, ready) = std::sync::mpsc::channel::<()>();
     let other = std::thread::spawn(move || {
         elsewhere.enqueue(Q, b"c").unwrap();
         until_direct(&elsewhere, 0);
         drop(elsewhere);
+        opened.send(()).unwrap();
         wait.recv().unwrap(); // stay alive while the main thread drops its handle
         echomq::direct::thread_connections()
     });
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    ready.recv().unwrap(); // the other thread's connection is open
     assert_eq!(
         named(&mut raw),
         5,

@@ -145,6 +145,41 @@ async fn malformed_rows_and_replies_are_protocol_errors() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_key_of_the_wrong_type_is_a_server_error() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let mut raw = server.raw();
+    // Someone else's string where the queue's pending ZSET lives: the
+    // server's own WRONGTYPE refusal, answered as Server. (A script stops at
+    // the refusal: the job row it wrote first stays.)
+    let _: () = raw.set("emq:{wrongtype}:pending", "not a zset").unwrap();
+    let err = client.enqueue("wrongtype", "x").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Server, "{err}");
+    assert!(!err.is_retryable());
+    let kept: String = raw.get("emq:{wrongtype}:pending").unwrap();
+    assert_eq!(kept, "not a zset");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn strict_bundle_refuses_a_foreign_bundle_at_connect() {
+    let server = Server::start();
+    let mut raw = server.raw();
+    // Another runtime recorded different scripts under the same version.
+    let _: () = raw.hset("{emq}:bundle", "bundle", "0000").unwrap();
+    let strict = ConnectOptions {
+        strict_bundle: true,
+        ..ConnectOptions::default()
+    };
+    let err = Client::connect(&server.url(), strict).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::BundleMismatch, "{err}");
+    // Without the option the same server is only a warning.
+    let lenient = connect(&server).await;
+    assert_eq!(lenient.bundle_mismatches().unwrap().len(), 1);
+    let kept: String = raw.hget("{emq}:bundle", "bundle").unwrap();
+    assert_eq!(kept, "0000", "the recorded bundle is never overwritten");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn probed_edges_answer_typed_errors() {
     let server = Server::start();
     // A client name the server would refuse is refused before the wire.

@@ -145,7 +145,17 @@ async fn a_client_with_events_off_publishes_nothing() {
         .complete(Q, job.id.as_str(), job.token)
         .await
         .unwrap();
-    quiet(&mut sub).await;
+    // Closing publishes whatever was queued before it; then a loud client's
+    // write is the positive control: its `added` must be the first event the
+    // subscriber sees (a broken subscription, or a quiet client that talked,
+    // fails here without any timing window).
+    quiet_client.close_and_wait().await;
+    let loud = watcher.enqueue(Q, b"loud").await.unwrap().id;
+    let first = next(&mut sub).await;
+    assert_eq!(
+        (first.event.as_str(), first.job.as_str()),
+        ("added", loud.as_str())
+    );
 }
 
 /// Count `added` events until `quiet` passes with none.

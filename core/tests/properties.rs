@@ -44,7 +44,8 @@ proptest! {
     }
 
     #[test]
-    fn queue_keys_round_trip(q in queue_name(), t in 0usize..5) {
+    fn queue_keys_round_trip(q in queue_name(), t in 0usize..KeyType::ALL.len()) {
+        // Every key type, the 2.1.0 ones (limiter, repeat, wake) included.
         let key_type = KeyType::ALL[t];
         let key = keys::queue_key(&q, key_type).unwrap();
         prop_assert_eq!(classify_bytes(key.as_bytes()), KeyClass::Queue { queue: q.clone(), key_type });

@@ -410,11 +410,16 @@ async fn s11_restart_refences_and_a_planted_mismatch_is_refused() {
     // Read back: the plant is on the server, not merely sent.
     let planted: String = raw.get("{emq}:version").unwrap();
     assert_eq!(planted, "echomq:1.3.0");
-    // The reconnect is lazy, so no connection of the client's should exist
-    // yet; a fresh-clone CI run once saw this enqueue succeed, unexplained
-    // (not reproduced in 360 local runs). Whatever connected first, ending
-    // every connection but ours makes the next reconnect the one that
-    // fences, after the plant; what was connected is kept for the message.
+    // The reconnect is lazy, but the caller is not the client's only user of
+    // the connection: "after" published its `added` event in the background
+    // (queue_events.rs, publish_loop -> Transport::script), and a publish
+    // that met the restart retries its reconnect within the response timeout,
+    // so it can reconnect, and fence the empty keyspace, before the plant
+    // above. The enqueue below would then ride that fenced connection past
+    // the plant: the CI run that once saw it succeed (a cold fresh clone,
+    // slow enough for the publish to land after the kill). Ending every
+    // connection but ours after the plant makes the next reconnect the one
+    // that fences; what was connected is kept for the message.
     let before: String = redis::cmd("CLIENT").arg("LIST").query(&mut raw).unwrap();
     kill_all_but_me(&mut raw);
     // Until the old socket is noticed dead, a call fails with a connection

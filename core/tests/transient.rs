@@ -19,7 +19,7 @@ fn options(response_ms: u64) -> ConnectOptions {
 }
 
 /// Run a read-only script that spins for `ms` on its own connection, so
-/// every other client meets `BUSY` until it ends.
+/// every other client meets `BUSY` until it ends; returns once it does.
 fn spin(server: &Server, ms: u64) -> std::thread::JoinHandle<()> {
     let mut raw = server.raw();
     let _: () = redis::cmd("CONFIG")
@@ -40,7 +40,17 @@ fn spin(server: &Server, ms: u64) -> std::thread::JoinHandle<()> {
             .query(&mut raw)
             .unwrap();
     });
-    std::thread::sleep(Duration::from_millis(100));
+    // Running once another connection meets BUSY (polled: under load the
+    // script may take a while to reach the server).
+    let mut probe = server.raw();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match redis::cmd("PING").query::<String>(&mut probe) {
+            Err(e) if e.code() == Some("BUSY") => break,
+            _ => assert!(Instant::now() < deadline, "the script never ran"),
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
     spinner
 }
 

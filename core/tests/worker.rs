@@ -410,9 +410,11 @@ fn backoff_policies() {
 }
 
 /// Not a test on its own: `a_sigkilled_worker_process_loses_nothing` re-runs
-/// this binary with only this function and `EMQ_CHILD_WORKER_URL` set, to get
-/// a real worker process (whose handler never returns) that it can SIGKILL.
+/// this binary with only this function (`--ignored`) and `EMQ_CHILD_WORKER_URL`
+/// set, to get a real worker process (whose handler never returns) that it can
+/// SIGKILL. Ignored so that a plain run does not count it as a passing test.
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "started by a_sigkilled_worker_process_loses_nothing"]
 async fn child_worker_process() {
     let Ok(url) = std::env::var("EMQ_CHILD_WORKER_URL") else {
         return;
@@ -438,7 +440,13 @@ async fn a_sigkilled_worker_process_loses_nothing() {
     let client = connect(&server).await;
     let e = client.enqueue("kill", "orphan").await.unwrap();
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_worker_process", "--test-threads", "1"])
+        .args([
+            "--exact",
+            "child_worker_process",
+            "--ignored",
+            "--test-threads",
+            "1",
+        ])
         .env("EMQ_CHILD_WORKER_URL", server.url())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

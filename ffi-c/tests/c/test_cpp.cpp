@@ -2,6 +2,11 @@
 // throwaway redis-server (scripts/test-c.sh starts one). Also run under valgrind there.
 #include "echomq.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -633,6 +638,53 @@ static void progress_results(echomq::Client& client) {
                                                EMQ_ERR_INVALID_ARGUMENT));
 }
 
+// A server of its own (to stop under a client): $EMQ_TEST_SERVER or redis-server,
+// daemonized on a free port; answers its port once it answers PING.
+static int own_server() {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof a;
+    CHECK(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    CHECK(getsockname(s, reinterpret_cast<sockaddr*>(&a), &n) == 0);
+    close(s);
+    const std::string port = std::to_string(ntohs(a.sin_port));
+    const char* bin = std::getenv("EMQ_TEST_SERVER");
+    const std::string start = std::string(bin && *bin ? bin : "redis-server") + " --port " + port +
+                              " --bind 127.0.0.1 --save '' --appendonly no --daemonize yes >/dev/null";
+    CHECK(std::system(start.c_str()) == 0);
+    const std::string ping = "redis-cli -p " + port + " ping >/dev/null 2>&1";
+    CHECK(eventually([&] { return std::system(ping.c_str()) == 0; }));
+    return std::stoi(port);
+}
+
+// Protocol and Unavailable provoked for real (issue 41), not only mapped.
+static void error_kinds_provoked(const echomq::Client& client) {
+    const std::string q = "cpp-kinds";
+    echomq::Enqueued e = client.enqueue(q, "x");
+    redis_cli("HSET 'emq:{" + q + "}:job:" + e.id + "' attempts two");  // not a number
+    CHECK(throws<echomq::ProtocolError>([&] { client.job(q, e.id); }, EMQ_ERR_PROTOCOL));
+
+    const int port = own_server();
+    emq_connect_options co = echomq::connect_options();
+    co.connect_timeout_ms = 300;
+    co.response_timeout_ms = 500;
+    echomq::Client gone = echomq::Client::connect("redis://127.0.0.1:" + std::to_string(port) + "/", co);
+    gone.counts(q);
+    const std::string stop = "redis-cli -p " + std::to_string(port) + " shutdown nosave >/dev/null 2>&1";
+    CHECK(std::system(stop.c_str()) != -1);
+    // The first call may be the one that learns the socket is gone (it may
+    // have been sent); after that reconnects are retried, then unavailable.
+    try {
+        gone.counts(q);
+        CHECK(false);
+    } catch (const echomq::ConnectionError&) {
+    } catch (const echomq::UnavailableError&) {
+    }
+    CHECK(throws<echomq::UnavailableError>([&] { gone.counts(q); }, EMQ_ERR_UNAVAILABLE));
+}
+
 int main() {
     pure_helpers();
     every_status_maps();
@@ -653,6 +705,7 @@ int main() {
         observability(client);
         progress_results(client);
         error_facts(client);
+        error_kinds_provoked(client);
         echomq::Client moved = std::move(client);
         moved.close();
         CHECK(throws<echomq::ClosedError>([&] { moved.counts("cpp-verbs"); }, EMQ_ERR_CLOSED));

@@ -6,9 +6,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "echomq.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -113,6 +116,8 @@ static const char *g_self; /* argv[0], to start this program again as a worker p
     } while (0)
 
 static void run_test(const char *name, void (*fn)(void)) {
+    const char *only = getenv("EMQ_C_TEST_ONLY"); /* a substring of the names to run */
+    if (only && !strstr(name, only)) return;
     g_current_failed = 0;
     fn();
     if (g_current_failed) {
@@ -125,8 +130,13 @@ static void run_test(const char *name, void (*fn)(void)) {
     fflush(stdout);
 }
 
-/* `ok(status, err)`: true for EMQ_OK; otherwise prints and frees the error. */
-static int ok(emq_status status, emq_error *err) {
+/* `ok(call, err)`: true for EMQ_OK; otherwise prints and frees the error. A
+ * macro, so that `err` is read after the call has set it (the order in which
+ * a function's arguments are evaluated is unspecified: read first, a failure
+ * printed "(no error record)" and leaked the record). */
+static _Thread_local emq_status g_ok_status;
+#define ok(call, err) (g_ok_status = (call), ok_status(g_ok_status, (err)))
+static int ok_status(emq_status status, emq_error *err) {
     if (status == EMQ_OK) return 1;
     fprintf(stderr, "  status %d (%s): %s\n", status, emq_status_code(status),
             err && err->message ? err->message : "(no error record)");
@@ -407,10 +417,17 @@ static void test_batches_and_inspection(void) {
     emq_job_ref refs[3];
     for (size_t i = 0; i < 3; i++) refs[i] = (emq_job_ref){jobs->jobs[i].id, jobs->jobs[i].token};
     emq_verdict_list *vl = NULL;
-    CHECK(ok(emq_extend_many(c, q, refs, 3, 60000, &vl, &err), err));
+    /* extend re-scores the lease deadline (the score in active) to server-now
+     * + lease: 30 s -> 10 min -> 20 min moves it by minutes, however slow. */
+    char s0[64], s1[64], s2[64];
+    redis(g_url, s0, sizeof s0, "ZSCORE 'emq:{%s}:active' %s", q, refs[0].id);
+    CHECK(ok(emq_extend_many(c, q, refs, 3, 600000, &vl, &err), err));
     CHECK(vl->len == 3 && vl->items[0].status == EMQ_OK);
     emq_verdict_list_free(vl);
-    CHECK(ok(emq_extend(c, q, refs[0].id, refs[0].token, 60000, &err), err));
+    redis(g_url, s1, sizeof s1, "ZSCORE 'emq:{%s}:active' %s", q, refs[0].id);
+    CHECK(ok(emq_extend(c, q, refs[0].id, refs[0].token, 1200000, &err), err));
+    redis(g_url, s2, sizeof s2, "ZSCORE 'emq:{%s}:active' %s", q, refs[0].id);
+    CHECK(atof(s1) >= atof(s0) + 560000 && atof(s2) >= atof(s1) + 590000);
     refs[2].token = 99; /* stale */
     CHECK(ok(emq_complete_many(c, q, refs, 3, &vl, &err), err));
     CHECK(vl->len == 3 && vl->items[0].status == EMQ_OK && vl->items[1].status == EMQ_OK);
@@ -698,6 +715,284 @@ static void test_worker_arguments(void) {
 }
 
 /* Issue #11: node-id range, redacted URLs, option ranges, closed clients. */
+/* ---- issue 41: failures and error kinds provoked for real ---- */
+
+/* A server of the test's own (to stop under a client, or to plant state the
+ * shared one must not see): $EMQ_TEST_SERVER or redis-server on a free port.
+ * Returns its pid (0 on failure) and its URL in `url`. */
+static pid_t start_own_server(char *url, size_t cap) {
+    const char *bin = getenv("EMQ_TEST_SERVER");
+    if (!bin || !*bin) bin = "redis-server";
+    for (int attempt = 0; attempt < 20; attempt++) {
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof a;
+        if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) != 0 ||
+            getsockname(s, (struct sockaddr *)&a, &len) != 0) {
+            if (s >= 0) close(s);
+            return 0;
+        }
+        char port[16];
+        snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
+        close(s);
+        pid_t pid = fork();
+        if (pid == 0) {
+            int null = open("/dev/null", O_WRONLY);
+            dup2(null, 1);
+            dup2(null, 2);
+            execlp(bin, bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                   (char *)NULL);
+            _exit(127);
+        }
+        snprintf(url, cap, "redis://127.0.0.1:%s/", port);
+        /* Ours once INFO names our pid (another process may have taken the port). */
+        char want[32], line[128];
+        snprintf(want, sizeof want, "process_id:%d", (int)pid);
+        for (int i = 0; i < 400 && waitpid(pid, NULL, WNOHANG) == 0; i++) {
+            redis(url, line, sizeof line, "INFO server 2>/dev/null | grep -a process_id");
+            if (strcmp(line, want) == 0) return pid;
+            sleep_ms(25);
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    return 0;
+}
+
+static void stop_own_server(pid_t pid) {
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+static atomic_int g_gate_open;
+
+/* Holds its slot until the test opens the gate (at most two minutes). */
+static emq_handler_status gated_handler(const emq_job *job, void *user_data, emq_handler_result *result) {
+    (void)job, (void)user_data, (void)result;
+    for (int i = 0; i < 12000 && !atomic_load(&g_gate_open); i++) sleep_ms(10);
+    return EMQ_HANDLER_OK;
+}
+
+/* Poll the worker's stats until `pred` holds (at most a minute). */
+static int stats_until(emq_worker *w, int (*pred)(const emq_stats *)) {
+    emq_stats s;
+    for (int i = 0; i < 3000; i++) {
+        if (emq_worker_stats(w, &s, NULL) == EMQ_OK && pred(&s)) return 1;
+        sleep_ms(20);
+    }
+    return 0;
+}
+static int claimed_one(const emq_stats *s) { return s->claimed == 1; }
+static int heartbeat_failed(const emq_stats *s) { return s->heartbeat_failures > 0; }
+static int claim_and_settle_failed(const emq_stats *s) { return s->claim_failures > 0 && s->settle_failures > 0; }
+
+/* As core/tests/lifecycle.rs: the server goes away under a worker holding a
+ * job; heartbeats fail, then the settlement and the claims for the freed slot. */
+static void test_worker_stats_count_failures(void) {
+    char url[64];
+    pid_t server = start_own_server(url, sizeof url);
+    CHECK(server > 0);
+    emq_connect_options co = emq_connect_options_default();
+    co.response_timeout_ms = 2000; /* calls to the gone server give up after it */
+    emq_client *c = NULL;
+    emq_error *err = NULL;
+    if (!ok(emq_connect(url, &co, &c, &err), err)) stop_own_server(server);
+    CHECK(c);
+    emq_enqueued r;
+    CHECK(ok(emq_enqueue(c, "t.stats", LIT("held"), &r, &err), err));
+    emq_worker_options o = emq_worker_options_default();
+    o.concurrency = 1;
+    o.prefetch = 0;
+    o.lease_ms = 300;
+    o.idle_max_ms = 20;
+    o.shutdown_grace_ms = 0;
+    atomic_store(&g_gate_open, 0);
+    emq_worker *w = NULL;
+    CHECK(ok(emq_worker_new(c, "t.stats", &o, gated_handler, NULL, &w, &err), err));
+    CHECK(ok(emq_worker_start(w, &err), err));
+    int claimed = stats_until(w, claimed_one);
+    stop_own_server(server);
+    int heartbeat = claimed && stats_until(w, heartbeat_failed);
+    atomic_store(&g_gate_open, 1); /* the handler ends while the server is gone */
+    int settle = heartbeat && stats_until(w, claim_and_settle_failed);
+    emq_worker_stop(w, NULL);
+    CHECK(ok(emq_worker_join(w, &err), err));
+    CHECK(claimed && heartbeat && settle);
+    emq_stats s;
+    CHECK(ok(emq_worker_stats(w, &s, &err), err));
+    CHECK(s.claimed == s.completed + s.retried + s.dead + s.lease_lost + s.settle_failures + s.released);
+    CHECK(s.in_flight == 0);
+    emq_worker_free(w);
+    emq_client_free(c);
+}
+
+/* FAILS_WITH(call, want): the call answers `want` with a matching error
+ * record in `err` (freed, and reset). The call runs before `err` is read. */
+#define FAILS_WITH(call, want) (g_status = (call), fails_with(g_status, &err, (want)))
+static emq_status g_status;
+static int fails_with(emq_status got, emq_error **errp, emq_status want) {
+    emq_error *err = *errp;
+    *errp = NULL;
+    int good = got == want && err && err->status == want && err->code &&
+               strcmp(err->code, emq_status_code(want)) == 0;
+    if (!good)
+        fprintf(stderr, "  wanted %s, got %d (%s)\n", emq_status_code(want), got,
+                err && err->message ? err->message : "no error record");
+    emq_error_free(err);
+    return good;
+}
+
+static void test_error_kinds_provoked_on_a_server(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    emq_enqueued r;
+    char line[128];
+    /* Kind: an id of another namespace; nothing written. */
+    CHECK(FAILS_WITH(emq_enqueue_with_id(c, "t.kinds", "ORD0NgWEfAEJfs", LIT("x"), &r, &err), EMQ_ERR_KIND));
+    redis(g_url, line, sizeof line, "EXISTS 'emq:{t.kinds}:pending'");
+    CHECK(strcmp(line, "0") == 0);
+    /* Server: a key of the wrong type under the queue's name (WRONGTYPE). */
+    redis(g_url, NULL, 0, "SET 'emq:{t.wrongtype}:pending' 'not a zset'");
+    CHECK(FAILS_WITH(emq_enqueue(c, "t.wrongtype", LIT("x"), &r, &err), EMQ_ERR_SERVER));
+    redis(g_url, line, sizeof line, "GET 'emq:{t.wrongtype}:pending'");
+    CHECK(strcmp(line, "not a zset") == 0);
+    /* Protocol: a job row the core cannot decode. */
+    CHECK(ok(emq_enqueue(c, "t.kinds", LIT("x"), &r, &err), err));
+    redis(g_url, NULL, 0, "HSET 'emq:{t.kinds}:job:%s' attempts two", r.id);
+    emq_job_info *row = NULL;
+    CHECK(FAILS_WITH(emq_get_job(c, "t.kinds", r.id, &row, &err), EMQ_ERR_PROTOCOL) && row == NULL);
+    /* LeaseLost: a lease that lapsed and was reaped, then extended. */
+    CHECK(ok(emq_enqueue(c, "t.lease", LIT("x"), &r, &err), err));
+    emq_job *job = NULL;
+    CHECK(ok(emq_claim(c, "t.lease", 1, &job, &err), err) && job);
+    uint64_t reaped = 0;
+    for (int i = 0; i < 3000 && reaped == 0; i++) {
+        CHECK(ok(emq_reap(c, "t.lease", 10, &reaped, &err), err));
+        if (!reaped) sleep_ms(10);
+    }
+    CHECK(reaped == 1);
+    CHECK(FAILS_WITH(emq_extend(c, "t.lease", job->id, job->token, 60000, &err), EMQ_ERR_LEASE_LOST));
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.lease}:active'");
+    CHECK(strcmp(line, "0") == 0);
+    emq_job_free(job);
+    /* Timeout: waiting for a job that nobody runs. */
+    emq_settled settled;
+    char *last_error = NULL;
+    CHECK(FAILS_WITH(emq_wait_for(c, "t.lease", r.id, 50, &settled, &last_error, &err), EMQ_ERR_TIMEOUT));
+    emq_client_free(c);
+
+    /* NotDurable: one replica asked for, none exists; the write happened. */
+    emq_connect_options co = emq_connect_options_default();
+    co.wait_replicas = 1;
+    co.wait_timeout_ms = 50;
+    CHECK(ok(emq_connect(g_url, &co, &c, &err), err));
+    int not_durable = FAILS_WITH(emq_enqueue(c, "t.durable", LIT("x"), &r, &err), EMQ_ERR_NOT_DURABLE);
+    emq_client_free(c);
+    CHECK(not_durable);
+    redis(g_url, line, sizeof line, "ZCARD 'emq:{t.durable}:pending'");
+    CHECK(strcmp(line, "1") == 0);
+}
+
+static void test_bundle_mismatch_and_unavailable_on_a_server_of_its_own(void) {
+    char url[64], line[128];
+    pid_t server = start_own_server(url, sizeof url);
+    CHECK(server > 0);
+    emq_error *err = NULL;
+    emq_client *c = NULL;
+    /* BundleMismatch: another runtime recorded different scripts. */
+    redis(url, NULL, 0, "HSET '{emq}:bundle' bundle 0000");
+    emq_connect_options co = emq_connect_options_default();
+    co.strict_bundle = true;
+    int refused = FAILS_WITH(emq_connect(url, &co, &c, &err), EMQ_ERR_BUNDLE_MISMATCH) && c == NULL;
+    redis(url, line, sizeof line, "HGET '{emq}:bundle' bundle");
+    int kept = strcmp(line, "0000") == 0;
+    /* Unavailable: the server is gone; after the call that may learn it (a
+     * connection error), reconnects are retried, then answered unavailable. */
+    co = emq_connect_options_default();
+    co.connect_timeout_ms = 300;
+    co.response_timeout_ms = 500;
+    int connected = ok(emq_connect(url, &co, &c, &err), err);
+    emq_queue_counts counts;
+    int counted = connected && ok(emq_counts(c, "t.gone", &counts, &err), err);
+    stop_own_server(server);
+    CHECK(refused && kept && counted);
+    emq_status first = emq_counts(c, "t.gone", &counts, &err);
+    emq_error_free(err);
+    err = NULL;
+    CHECK(first == EMQ_ERR_CONNECTION || first == EMQ_ERR_UNAVAILABLE);
+    CHECK(FAILS_WITH(emq_counts(c, "t.gone", &counts, &err), EMQ_ERR_UNAVAILABLE));
+    emq_client_free(c);
+}
+
+struct killer { const char *url; long before; };
+
+/* Kill every normal connection but its own once the server holds 100 more keys. */
+static void *kill_mid_batch(void *arg) {
+    struct killer *k = arg;
+    char line[64];
+    for (int i = 0; i < 30000; i++) {
+        redis(k->url, line, sizeof line, "DBSIZE");
+        if (atol(line) > k->before + 100) {
+            redis(k->url, NULL, 0, "CLIENT KILL TYPE normal SKIPME yes");
+            return NULL;
+        }
+        sleep_ms(1);
+    }
+    return NULL;
+}
+
+static void test_partial_batch_from_a_dropped_connection(void) {
+    char url[64], line[64];
+    pid_t server = start_own_server(url, sizeof url);
+    CHECK(server > 0);
+    enum { N = 20000, SIZE = 2000 };
+    static uint8_t big[SIZE];
+    static emq_bytes payloads[N];
+    memset(big, 'x', sizeof big);
+    for (int i = 0; i < N; i++) payloads[i] = (emq_bytes){big, SIZE};
+    int cut = 0, whole = 1;
+    /* A valgrind run of the whole program once died here of SIGPIPE: a write
+     * to the killed connection raised it in this (C) process, which, unlike
+     * Rust, Python and Node hosts, does not ignore it. Reported on issue 41
+     * for the library; ignored here so the rest of the suite still runs. */
+    void (*was)(int) = signal(SIGPIPE, SIG_IGN);
+    for (int attempt = 0; attempt < 5 && !cut; attempt++) {
+        emq_client *c = NULL;
+        emq_error *err = NULL;
+        if (!ok(emq_connect(url, NULL, &c, &err), err)) break;
+        redis(url, line, sizeof line, "DBSIZE");
+        struct killer k = {url, atol(line)};
+        pthread_t t;
+        pthread_create(&t, NULL, kill_mid_batch, &k);
+        emq_enqueue_list *el = NULL;
+        emq_status st = emq_enqueue_many(c, "t.partial", payloads, N, &el, &err);
+        pthread_join(t, NULL);
+        if (st == EMQ_OK) { /* the whole batch won the race; try again */
+            emq_enqueue_list_free(el);
+            emq_client_free(c);
+            continue;
+        }
+        cut = st == EMQ_ERR_PARTIAL_BATCH && err && err->batch_len == N;
+        size_t written = 0;
+        for (size_t i = 0; cut && i < err->batch_len; i++) {
+            if (err->batch[i].state == EMQ_WRITTEN) {
+                written++;
+                redis(url, line, sizeof line, "EXISTS 'emq:{t.partial}:job:%s'", err->batch[i].id.text);
+                whole &= strcmp(line, "1") == 0;
+            }
+        }
+        cut = cut && written > 0 && written < N;
+        if (!cut) fprintf(stderr, "  status %d (%s)\n", st, err && err->message ? err->message : "");
+        emq_error_free(err);
+        emq_client_free(c);
+    }
+    signal(SIGPIPE, was);
+    stop_own_server(server);
+    CHECK(cut && whole);
+}
+
 static void test_hardened_edges(void) {
     emq_error *err = NULL;
     emq_id id;
@@ -1731,6 +2026,13 @@ int main(int argc, char **argv) {
     run_test("worker processes each job exactly once", test_worker_processes_each_job_once);
     run_test("failing handler: retried then dead with its message", test_failing_handler_retries_then_dead);
     run_test("worker argument checks", test_worker_arguments);
+    run_test("worker stats count failures (the server stopped mid-run)", test_worker_stats_count_failures);
+    run_test("error kinds provoked: kind, server, protocol, lease lost, timeout, not durable",
+             test_error_kinds_provoked_on_a_server);
+    run_test("error kinds provoked: bundle mismatch (strict), unavailable",
+             test_bundle_mismatch_and_unavailable_on_a_server_of_its_own);
+    run_test("a batch cut by a dropped connection: EMQ_ERR_PARTIAL_BATCH, per-item states",
+             test_partial_batch_from_a_dropped_connection);
     run_test("hardened edges: node ids, redacted URLs, ranges, closed clients", test_hardened_edges);
     run_test("option structs grow: older and newer sizes", test_growable_options);
     run_test("heartbeats keep a handler 3x the lease from being reaped", test_heartbeat_outlives_the_lease);
