@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full benchmark: build every driver, then run bench/run.py (≈17 min on 2 cores).
+# The full benchmark: build every driver, then run bench/run.py (≈23 min on 2 cores).
 # Writes bench/results/<date>.md, .json (every run) and .png (the chart).
 source "$(dirname "$0")/../scripts/lib.sh"
 cd "$ROOT"
