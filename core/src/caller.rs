@@ -159,14 +159,23 @@ async fn serve(mut requests: UnboundedReceiver<Request>) {
                     tokio::task::yield_now().await;
                     continue;
                 }
-                tokio::select! {
+                let request = tokio::select! {
                     request = requests.recv() => match request {
                         Some(request) => request,
                         None => return,
                     },
                     // An answer arrived: spin again, for the next request.
                     () = progress.notified() => continue,
-                }
+                };
+                // Woken from a park: the same wake-up may carry the end of a
+                // connection the server closed while this thread slept (an
+                // idle timeout, a restart, CLIENT KILL). Let its driver read
+                // it first, so the request goes out on a reopened connection
+                // instead of meeting the end after it (as direct calls do).
+                // Only here: a busy thread already yields between requests.
+                tokio::task::yield_now().await;
+                tokio::task::yield_now().await;
+                request
             }
         };
         PACE.with(Pace::touch);
