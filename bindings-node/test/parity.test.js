@@ -16,9 +16,15 @@ function rows(section) {
   assert.ok(start >= 0, `docs/API.md has a "## ${section}" section`)
   const end = API.indexOf('\n## ', start + 3)
   const body = API.slice(start, end < 0 ? undefined : end)
+  // An option table lists options, not verbs (optionNames reads those).
+  let inOptions = false
   return body
     .split('\n')
-    .filter((l) => l.startsWith('| `'))
+    .filter((l) => {
+      if (l.startsWith('| option | default | range | meaning |')) inOptions = true
+      else if (!l.startsWith('|')) inOptions = false
+      return !inOptions && l.startsWith('| `')
+    })
     .map((l) => {
       const cells = l.split('|').map((c) => c.trim())
       const name = (cell) => /`(?:new\s+)?([A-Za-z_][A-Za-z0-9_]*)/.exec(cell)[1]
@@ -28,12 +34,18 @@ function rows(section) {
 
 const camel = (snake) => snake.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
 
-/** `name` in the paragraph that starts with `lead`: every `snake_case` word in backticks. */
-function optionNames(lead) {
-  const at = API.indexOf(lead)
-  assert.ok(at >= 0, lead)
-  const para = API.slice(at, API.indexOf('\n\n', at))
-  return [...para.matchAll(/`([a-z][a-z_]*)`/g)].map((m) => m[1]).filter((n) => n.includes('_') || ['concurrency', 'backoff', 'prefetch'].includes(n))
+/** The option names of the marked option table of `group` (connect or worker); the
+ * schema tests (option-schema.test.js) check the tables against the core's schema. */
+function optionNames(group) {
+  const lines = API.split('\n')
+  const start = lines.findIndex((l) => l.startsWith(`<!-- option-table: ${group} `))
+  assert.ok(start >= 0, `docs/API.md has the ${group} option table`)
+  const names = []
+  for (const row of lines.slice(start + 3)) {
+    if (!row.startsWith('|')) break
+    names.push(/`([a-z_]+)`/.exec(row.split('|')[1])[1])
+  }
+  return names
 }
 
 test('client verbs: connect on the module, every other verb a Client method returning a Promise', () => {
@@ -103,12 +115,12 @@ test('worker: new Worker(...), run() / close() / stats()', () => {
 })
 
 test('connect and worker options: the docs names in camelCase, and nothing else', () => {
-  const connectOpts = optionNames('Connect options (all optional)').map(camel)
+  const connectOpts = optionNames('connect').map(camel)
   assert.deepEqual(connectOpts.sort(), [
     'clientName', 'connectTimeoutMs', 'maxPayload', 'nodeId', 'publishEvents', 'responseTimeoutMs', 'strictBundle',
     'waitReplicas', 'waitTimeoutMs', 'wireVersion',
   ])
-  const workerOpts = optionNames('Worker options:').map(camel)
+  const workerOpts = optionNames('worker').map(camel)
   assert.deepEqual(workerOpts.sort(), [
     'backoff', 'backoffBaseMs', 'backoffCapMs', 'concurrency', 'deadMaxAgeMs', 'deadMaxLen', 'handlerBatch',
     'idleMaxMs', 'keepResultMs', 'leaseMs', 'maxAttempts', 'maxStalls', 'prefetch', 'pumpIntervalMs',
