@@ -13,6 +13,8 @@ say "node: $(node --version), npm $(npm --version)"
 npm ci --no-audit --no-fund
 say "node: build the addon (napi build --platform --release)"
 npm run build
+# bin/emq.js runs the emq executable beside the addon (pack.test.js checks it).
+stage_emq "$ROOT/bindings-node/emq"
 # The cross-runtime observability tests run Python processes next to Node
 # (test/observe.test.js): the package as a user installs it (the wheel build
 # reuses the target dir the Python suite filled).
