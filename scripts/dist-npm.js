@@ -59,10 +59,12 @@ for (const f of ['Cargo.toml', 'build.rs', 'src']) copy(join(NODE, f), join(rust
 // (scripts/install.js), so the CLI and the dashboard it serves come along.
 for (const f of ['Cargo.toml', 'src']) copy(join(ROOT, 'cli', f), join(rust, 'cli', f))
 for (const f of ['Cargo.toml', 'src', 'assets']) copy(join(ROOT, 'dashboard', f), join(rust, 'dashboard', f))
+// The addon and the CLI depend on it (one feature set: workspace-hack/Cargo.toml).
+for (const f of ['Cargo.toml', 'src']) copy(join(ROOT, 'workspace-hack', f), join(rust, 'workspace-hack', f))
 copy(join(ROOT, 'Cargo.lock'), join(rust, 'Cargo.lock'))
 const workspace = readFileSync(join(ROOT, 'Cargo.toml'), 'utf8').replace(
   /^members\s*=\s*\[[^\]]*\]/m,
-  'members = ["core", "cli", "dashboard", "bindings-node"]'
+  'members = ["core", "cli", "dashboard", "bindings-node", "workspace-hack"]'
 )
 writeFileSync(join(rust, 'Cargo.toml'), workspace)
 
@@ -84,6 +86,7 @@ writeJson(join(main, 'package.json'), {
     'rust/core/',
     'rust/cli/',
     'rust/dashboard/',
+    'rust/workspace-hack/',
     'rust/bindings-node/',
     ...LICENSES,
   ],

@@ -142,10 +142,10 @@ members() {
 }
 # The Python extension links no CLI code; the wheel ships `emq` prebuilt.
 expect "sdist crates" "$(members "$work/src/echomq-$VERSION")" \
-  "echomq echomq-python"
+  "echomq echomq-python echomq-workspace-hack"
 # Where no platform package fits, install.js builds the addon and `emq`.
 expect "npm main package rust/ crates" "$(members "$work/src/package/rust")" \
-  "echomq echomq-cli echomq-dashboard echomq-node"
+  "echomq echomq-cli echomq-dashboard echomq-node echomq-workspace-hack"
 
 # The libraries carry no CLI, terminal or HTTP code (issue #33): their
 # dependency trees (checked by dist.sh) and the binaries themselves, whose
