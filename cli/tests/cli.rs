@@ -1077,7 +1077,7 @@ fn doctor_warns_on_no_persistence_stuck_leases_and_growing_dead_sets() {
     let server = Server::start();
     let url = server.url();
     let client = echomq::blocking::Client::connect(&url, Default::default()).unwrap();
-    client.enqueue(Q, b"stuck").unwrap();
+    client.enqueue(Q, b"stuck", Default::default()).unwrap();
     let stuck = client.claim(Q, 60_000).unwrap().unwrap();
     // Its holder died long ago: the lease lapsed at 1 ms after the epoch.
     let _: () = server
@@ -1102,7 +1102,7 @@ fn doctor_warns_on_no_persistence_stuck_leases_and_growing_dead_sets() {
         said.starts_with("emq doctor: watching 1 dead set(s)"),
         "{said}"
     );
-    client.enqueue(Q, b"x").unwrap();
+    client.enqueue(Q, b"x", Default::default()).unwrap();
     let job = client.claim(Q, 60_000).unwrap().unwrap();
     client
         .retry(Q, job.id.as_str(), job.token, 0, 1, "late")
@@ -1343,8 +1343,8 @@ fn watch_with_json_prints_one_object_per_refresh() {
     let server = Server::start();
     let url = server.url();
     let client = client_of(&url);
-    client.enqueue(Q, b"a").unwrap();
-    client.enqueue(Q, b"b").unwrap();
+    client.enqueue(Q, b"a", Default::default()).unwrap();
+    client.enqueue(Q, b"b", Default::default()).unwrap();
     let (code, out, err) = run(
         &url,
         &["--json", "watch", "--count", "2", "--interval", "100ms"],
@@ -1377,7 +1377,13 @@ fn pump_with_json_prints_one_object_per_tick() {
     let server = Server::start();
     let url = server.url();
     let client = client_of(&url);
-    let later = client.enqueue_in(Q, b"x", 3_600_000).unwrap();
+    let later = client
+        .enqueue(
+            Q,
+            b"x",
+            echomq::EnqueueOptions::default().delay_ms(3_600_000),
+        )
+        .unwrap();
     // Due now: the first tick promotes it.
     let _: () = server
         .raw()
@@ -1433,7 +1439,9 @@ fn metrics_and_dashboard_with_json_announce_their_url_as_json() {
     use std::io::BufRead;
     let server = Server::start();
     let url = server.url();
-    client_of(&url).enqueue(Q, b"x").unwrap();
+    client_of(&url)
+        .enqueue(Q, b"x", Default::default())
+        .unwrap();
     for (args, path) in [
         (
             &["--json", "metrics", "--listen", "127.0.0.1:0"][..],
@@ -1482,7 +1490,9 @@ fn metrics_and_dashboard_with_json_announce_their_url_as_json() {
 fn upgrade_dry_run_says_dry_run_when_the_record_is_already_current() {
     let server = Server::start();
     let url = server.url();
-    client_of(&url).enqueue(Q, b"x").unwrap();
+    client_of(&url)
+        .enqueue(Q, b"x", Default::default())
+        .unwrap();
     let v = json(&url, &["upgrade", "--dry-run"]);
     assert_eq!(
         (&v["already_current"], &v["dry_run"], &v["upgraded"]),

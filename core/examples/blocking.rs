@@ -12,7 +12,7 @@ fn main() -> echomq::Result<()> {
     let invoices = client.queue("invoices")?;
 
     for i in 0..3 {
-        let receipt = invoices.enqueue(format!("invoice #{i}"))?;
+        let receipt = invoices.enqueue(format!("invoice #{i}"), Default::default())?;
         println!("enqueued {}", receipt.id);
     }
 

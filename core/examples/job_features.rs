@@ -17,8 +17,8 @@ async fn main() -> echomq::Result<()> {
         dedup_ttl_ms: None,
         ..EnqueueOptions::default()
     };
-    let first = client.enqueue_with(queue, "welcome", &once).await?;
-    let again = client.enqueue_with(queue, "welcome", &once).await?;
+    let first = client.enqueue(queue, "welcome", once.clone()).await?;
+    let again = client.enqueue(queue, "welcome", once.clone()).await?;
     assert!(again.duplicate && again.id == first.id);
     println!("dedup: one job {}", first.id);
 

@@ -31,7 +31,11 @@ async fn main() -> echomq::Result<()> {
         }
     })?;
     let handle = worker.spawn();
-    let id = client.enqueue(QUEUE, b"cat.png").await?.id.to_string();
+    let id = client
+        .enqueue(QUEUE, b"cat.png", Default::default())
+        .await?
+        .id
+        .to_string();
     let result = client
         .wait_for_result(QUEUE, &id, Duration::from_secs(30))
         .await?;

@@ -13,7 +13,9 @@ async fn main() -> echomq::Result<()> {
     let emails = client.queue("emails")?;
 
     for i in 0..5 {
-        let receipt = emails.enqueue(format!("hello #{i}")).await?;
+        let receipt = emails
+            .enqueue(format!("hello #{i}"), Default::default())
+            .await?;
         println!("enqueued {}", receipt.id);
     }
     let later = EnqueueOptions {
@@ -22,7 +24,7 @@ async fn main() -> echomq::Result<()> {
     };
     println!(
         "scheduled {}",
-        emails.enqueue_with("in a minute", &later).await?.id
+        emails.enqueue("in a minute", later.clone()).await?.id
     );
 
     let worker = Worker::new(

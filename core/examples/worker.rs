@@ -13,7 +13,9 @@ async fn main() -> echomq::Result<()> {
     let client = Client::connect_default(ConnectOptions::default()).await?;
     let reports = client.queue("reports")?;
     for i in 0..20 {
-        reports.enqueue(format!("report #{i}")).await?;
+        reports
+            .enqueue(format!("report #{i}"), Default::default())
+            .await?;
     }
 
     let options = WorkerOptions {

@@ -145,30 +145,3 @@ impl Client {
         Ok(None)
     }
 }
-
-impl crate::blocking::Client {
-    /// See [`Client::browse_page`].
-    pub fn browse_page(
-        &self,
-        queue: &str,
-        set: BrowseSet,
-        newest_first: bool,
-        offset: u64,
-        limit: u64,
-        range: Option<TimeRange>,
-    ) -> Result<BrowsePage> {
-        crate::runtime::runtime().block_on(self.as_async().browse_page(
-            queue,
-            set,
-            newest_first,
-            offset,
-            limit,
-            range,
-        ))
-    }
-
-    /// See [`Client::job_due_ms`].
-    pub fn job_due_ms(&self, queue: &str, id: &str) -> Result<Option<u64>> {
-        crate::runtime::runtime().block_on(self.as_async().job_due_ms(queue, id))
-    }
-}

@@ -30,7 +30,7 @@ impl EnqueueOptions {
 }
 
 impl Client {
-    /// [`Client::enqueue_with`] with a `dedup_id`: a freshly minted `JOB` id,
+    /// [`Client::enqueue`] with a `dedup_id`: a freshly minted `JOB` id,
     /// and the answer is `{id of the job holding it, duplicate: true}` while
     /// that job lives; two producers racing with one dedup id create one job.
     pub(crate) async fn enqueue_dedup(

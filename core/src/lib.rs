@@ -35,12 +35,14 @@ pub mod queue;
 mod queue_events;
 pub mod redact;
 mod spin_wait;
+mod surface;
 mod transport;
 mod types;
 mod verb_options;
 mod wire;
 
 mod dedup;
+mod enqueue;
 mod limits;
 mod progress;
 pub mod repeat;

@@ -210,20 +210,3 @@ impl Client {
         replies::rate_limited(answer)
     }
 }
-
-impl crate::blocking::Client {
-    /// See [`Client::set_concurrency`].
-    pub fn set_concurrency(&self, queue: &str, n: u64) -> Result<()> {
-        crate::runtime::runtime().block_on(self.as_async().set_concurrency(queue, n))
-    }
-
-    /// See [`Client::set_rate_limit`].
-    pub fn set_rate_limit(&self, queue: &str, max: u64, per_ms: u64) -> Result<()> {
-        crate::runtime::runtime().block_on(self.as_async().set_rate_limit(queue, max, per_ms))
-    }
-
-    /// See [`Client::rate_limit`].
-    pub fn rate_limit(&self, queue: &str, id: &str, token: u64, ms: u64) -> Result<()> {
-        crate::runtime::runtime().block_on(self.as_async().rate_limit(queue, id, token, ms))
-    }
-}

@@ -234,10 +234,3 @@ impl CollectFiltered for HistogramVec {
             .collect()
     }
 }
-
-impl crate::blocking::Client {
-    /// Blocking [`Client::metrics_text`](crate::Client::metrics_text).
-    pub fn metrics_text(&self, queues: &[&str]) -> Result<String> {
-        crate::runtime::runtime().block_on(self.as_async().metrics_text(queues))
-    }
-}

@@ -130,24 +130,6 @@ impl Client {
     }
 }
 
-impl crate::blocking::Client {
-    /// See [`Client::update_progress`].
-    pub fn update_progress(&self, queue: &str, id: &str, token: u64, progress: &str) -> Result<()> {
-        crate::runtime::runtime()
-            .block_on(self.as_async().update_progress(queue, id, token, progress))
-    }
-
-    /// See [`Client::log`].
-    pub fn log(&self, queue: &str, id: &str, line: &str, max_lines: Option<u64>) -> Result<u64> {
-        crate::runtime::runtime().block_on(self.as_async().log(queue, id, line, max_lines))
-    }
-
-    /// See [`Client::logs`].
-    pub fn logs(&self, queue: &str, id: &str, start: i64, end: i64) -> Result<Vec<String>> {
-        crate::runtime::runtime().block_on(self.as_async().logs(queue, id, start, end))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -803,11 +803,6 @@ impl crate::blocking::Client {
         let inner = crate::runtime::runtime().block_on(self.as_async().subscribe(queue))?;
         Ok(BlockingSubscription { inner })
     }
-
-    /// Blocking [`Client::wait_for`](crate::Client::wait_for).
-    pub fn wait_for(&self, queue: &str, id: &str, timeout: Duration) -> Result<Settled> {
-        crate::runtime::runtime().block_on(self.as_async().wait_for(queue, id, timeout))
-    }
 }
 
 #[cfg(test)]

@@ -512,35 +512,6 @@ pub(crate) async fn pump(client: &Client, queue: &str, limit: u64) -> Result<u64
     client.fire_repeats(queue, limit).await
 }
 
-impl crate::blocking::Client {
-    /// See [`Client::upsert_repeat`].
-    pub fn upsert_repeat(
-        &self,
-        queue: &str,
-        name: &str,
-        payload: impl AsRef<[u8]>,
-        options: &RepeatOptions,
-    ) -> Result<Repeat> {
-        crate::runtime::runtime()
-            .block_on(self.as_async().upsert_repeat(queue, name, payload, options))
-    }
-
-    /// See [`Client::remove_repeat`].
-    pub fn remove_repeat(&self, queue: &str, name: &str) -> Result<bool> {
-        crate::runtime::runtime().block_on(self.as_async().remove_repeat(queue, name))
-    }
-
-    /// See [`Client::list_repeats`].
-    pub fn list_repeats(&self, queue: &str) -> Result<Vec<Repeat>> {
-        crate::runtime::runtime().block_on(self.as_async().list_repeats(queue))
-    }
-
-    /// See [`Client::fire_repeats`].
-    pub fn fire_repeats(&self, queue: &str, limit: u64) -> Result<u64> {
-        crate::runtime::runtime().block_on(self.as_async().fire_repeats(queue, limit))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -130,15 +130,3 @@ impl Client {
         Ok(out)
     }
 }
-
-impl crate::blocking::Client {
-    /// See [`Client::result`].
-    pub fn result(&self, queue: &str, id: &str) -> Result<Option<Vec<u8>>> {
-        crate::runtime::runtime().block_on(self.as_async().result(queue, id))
-    }
-
-    /// See [`Client::wait_for_result`].
-    pub fn wait_for_result(&self, queue: &str, id: &str, timeout: Duration) -> Result<Vec<u8>> {
-        crate::runtime::runtime().block_on(self.as_async().wait_for_result(queue, id, timeout))
-    }
-}

@@ -80,10 +80,3 @@ impl Client {
         events.send();
     }
 }
-
-impl crate::blocking::Client {
-    /// See [`Client::reap_stalled`].
-    pub fn reap_stalled(&self, queue: &str, limit: u64, max_stalls: u64) -> Result<Reaped> {
-        crate::runtime::runtime().block_on(self.as_async().reap_stalled(queue, limit, max_stalls))
-    }
-}

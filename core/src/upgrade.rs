@@ -265,7 +265,10 @@ impl Client {
         // Row field `stalled` + reap_stalled: a lapsed lease at a cap of 1
         // is dead-lettered with last_error 'stalled' and reported as dead.
         let p = PROBES[0];
-        let job = self.enqueue(scratch, b"probe").await?.id;
+        let job = self
+            .enqueue(scratch, b"probe", Default::default())
+            .await?
+            .id;
         touched.push(keys.job(&job));
         self.claim(scratch, 1).await?;
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -287,7 +290,10 @@ impl Client {
 
         // claim_guarded: a job reaped back after its last attempt is dead-lettered.
         let p = PROBES[1];
-        let job = self.enqueue(scratch, b"probe").await?.id;
+        let job = self
+            .enqueue(scratch, b"probe", Default::default())
+            .await?
+            .id;
         touched.push(keys.job(&job));
         let held = self.claim(scratch, 60_000).await?;
         let token = held.map(|j| j.token).unwrap_or(0);
@@ -310,9 +316,9 @@ impl Client {
         };
         let dedup_key = keys::dedup_key(scratch, "probe")?;
         touched.push(dedup_key.clone());
-        let first = self.enqueue_with(scratch, b"probe", &options).await?;
+        let first = self.enqueue(scratch, b"probe", options.clone()).await?;
         touched.push(keys.job(&first.id));
-        let second = self.enqueue_with(scratch, b"probe", &options).await?;
+        let second = self.enqueue(scratch, b"probe", options.clone()).await?;
         let holder: Option<String> = self
             .transport
             .query(redis::cmd("GET").arg(&dedup_key))
@@ -344,7 +350,10 @@ impl Client {
             .query::<i64>(redis::cmd("DEL").arg(&keys.pending))
             .await?;
         for _ in 0..2 {
-            let id = self.enqueue(scratch, b"probe").await?.id;
+            let id = self
+                .enqueue(scratch, b"probe", Default::default())
+                .await?
+                .id;
             touched.push(keys.job(&id));
         }
         self.set_concurrency(scratch, 1).await?;
@@ -457,7 +466,10 @@ impl Client {
         // Row field progress + update_progress: the holder writes it, a
         // stale token is refused and leaves it as it was.
         let p = PROBES[5];
-        let id = self.enqueue(scratch, b"probe").await?.id;
+        let id = self
+            .enqueue(scratch, b"probe", Default::default())
+            .await?
+            .id;
         touched.push(keys.job(&id));
         touched.push(keys.job_logs(&id));
         touched.push(keys.job_result(&id));
@@ -500,7 +512,10 @@ impl Client {
         // Key job:<id>:result + complete_many_result: the value is kept with
         // its TTL in the completing script; remove_cascade deletes it.
         let p = PROBES[7];
-        let id = self.enqueue(scratch, b"probe").await?.id;
+        let id = self
+            .enqueue(scratch, b"probe", Default::default())
+            .await?
+            .id;
         touched.push(keys.job(&id));
         touched.push(keys.job_logs(&id));
         touched.push(keys.job_result(&id));
@@ -515,7 +530,12 @@ impl Client {
             .transport
             .query(redis::cmd("PTTL").arg(keys.job_result(&id)))
             .await?;
-        self.enqueue_with_id(scratch, id.as_str(), b"again").await?;
+        self.enqueue(
+            scratch,
+            b"again",
+            crate::EnqueueOptions::default().id(id.as_str()),
+        )
+        .await?;
         self.remove(scratch, id.as_str()).await?;
         let left: i64 = self
             .transport
@@ -552,7 +572,10 @@ impl Client {
         self.transport
             .query::<i64>(redis::cmd("DEL").arg(&keys.pending).arg(&keys.wake))
             .await?;
-        let job = self.enqueue(scratch, b"probe").await?.id;
+        let job = self
+            .enqueue(scratch, b"probe", Default::default())
+            .await?
+            .id;
         touched.push(keys.job(&job));
         let tokens: i64 = self
             .transport
@@ -626,16 +649,6 @@ fn scratch_queue_name(node_id: u16) -> Result<String> {
 }
 
 impl crate::blocking::Client {
-    /// See [`Client::upgrade_protocol`].
-    pub fn upgrade_protocol(
-        &self,
-        from: WireVersion,
-        to: WireVersion,
-        dry_run: bool,
-    ) -> Result<UpgradeReport> {
-        crate::runtime::runtime().block_on(self.as_async().upgrade_protocol(from, to, dry_run))
-    }
-
     /// See [`Client::upgrade_protocol_with`].
     pub fn upgrade_protocol_with(
         &self,

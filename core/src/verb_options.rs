@@ -7,8 +7,10 @@ use crate::defaults;
 use crate::error::{Error, Result};
 use crate::types::TimeRange;
 
-/// How [`crate::Client::enqueue_with`] writes a job. The default enqueues now
-/// under a freshly minted id, like [`crate::Client::enqueue`].
+/// How [`crate::Client::enqueue`] (and each item of
+/// [`crate::Client::enqueue_many`]) writes a job. The default enqueues now
+/// under a freshly minted id. Build one with the chained setters:
+/// `EnqueueOptions::default().delay_ms(500).id(receipt)`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnqueueOptions {
     /// A caller-chosen id (the producer's receipt): a row that already holds
@@ -38,6 +40,45 @@ pub(crate) enum When {
 }
 
 impl EnqueueOptions {
+    /// Under this caller-chosen id (see [`EnqueueOptions::id`](#structfield.id)).
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// At this absolute unix-ms instant.
+    pub fn run_at_ms(mut self, at: u64) -> Self {
+        self.run_at_ms = Some(at);
+        self
+    }
+
+    /// This many ms after the server's now.
+    pub fn delay_ms(mut self, delay: u64) -> Self {
+        self.delay_ms = Some(delay);
+        self
+    }
+
+    /// Deduplicated by this id (echomq:2.1.0).
+    pub fn dedup_id(mut self, dedup_id: impl Into<String>) -> Self {
+        self.dedup_id = Some(dedup_id.into());
+        self
+    }
+
+    /// Release the dedup id after this many ms (throttle mode).
+    pub fn dedup_ttl_ms(mut self, ttl: u64) -> Self {
+        self.dedup_ttl_ms = Some(ttl);
+        self
+    }
+
+    /// The items of a batch of plain payloads for
+    /// [`crate::Client::enqueue_many`]: each with the default options.
+    pub fn defaults_for<P: AsRef<[u8]>>(payloads: &[P]) -> Vec<(&P, EnqueueOptions)> {
+        payloads
+            .iter()
+            .map(|p| (p, EnqueueOptions::default()))
+            .collect()
+    }
+
     /// `run_at_ms` and `delay_ms` together are ambiguous: refused before the
     /// wire; so is a dedup id beside a chosen id or a time (the dedup script
     /// enqueues now, under a minted id).

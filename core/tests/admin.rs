@@ -45,7 +45,10 @@ fn id_minted_ago(ago_ms: u64) -> String {
 /// Enqueue under each id, then claim each and fail it into the dead set.
 async fn make_dead(client: &Client, ids: &[String]) {
     for id in ids {
-        client.enqueue_with_id(Q, id, b"p").await.unwrap();
+        client
+            .enqueue(Q, b"p", echomq::EnqueueOptions::default().id(id))
+            .await
+            .unwrap();
     }
     for _ in ids {
         let job = client.claim(Q, 10_000).await.unwrap().unwrap();
@@ -61,8 +64,18 @@ async fn make_dead(client: &Client, ids: &[String]) {
 async fn queues_lists_every_queue_by_its_keys_including_empty_paused_ones() {
     let server = Server::start();
     let client = connect(&server).await;
-    client.enqueue("b-queue", b"x").await.unwrap();
-    client.enqueue_in("a.queue", b"x", 60_000).await.unwrap();
+    client
+        .enqueue("b-queue", b"x", Default::default())
+        .await
+        .unwrap();
+    client
+        .enqueue(
+            "a.queue",
+            b"x",
+            echomq::EnqueueOptions::default().delay_ms(60_000),
+        )
+        .await
+        .unwrap();
     client.pause("empty_1").await.unwrap();
     let mut raw = server.raw();
     // Not of the grammar, or a bare row: neither names a queue.
@@ -97,7 +110,11 @@ async fn inspect_answers_the_row_and_the_sets_holding_the_id() {
     let server = Server::start();
     let client = connect(&server).await;
     let e = client
-        .enqueue_at(Q, b"later", 4_000_000_000_000)
+        .enqueue(
+            Q,
+            b"later",
+            echomq::EnqueueOptions::default().run_at_ms(4_000_000_000_000),
+        )
         .await
         .unwrap();
     let view = client.inspect(Q, e.id.as_str()).await.unwrap().unwrap();
@@ -117,14 +134,33 @@ async fn drain_deletes_waiting_jobs_and_their_logs_but_not_active_ones() {
     let server = Server::start();
     let client = connect(&server).await;
     let mut raw = server.raw();
-    let held = client.enqueue(Q, b"held").await.unwrap().id;
+    let held = client
+        .enqueue(Q, b"held", Default::default())
+        .await
+        .unwrap()
+        .id;
     let job = client.claim(Q, 60_000).await.unwrap().unwrap();
     assert_eq!(job.id, held);
     let mut ids = Vec::new();
     for _ in 0..5 {
-        ids.push(client.enqueue(Q, b"p").await.unwrap().id.to_string());
+        ids.push(
+            client
+                .enqueue(Q, b"p", Default::default())
+                .await
+                .unwrap()
+                .id
+                .to_string(),
+        );
     }
-    let later = client.enqueue_in(Q, b"later", 60_000).await.unwrap().id;
+    let later = client
+        .enqueue(
+            Q,
+            b"later",
+            echomq::EnqueueOptions::default().delay_ms(60_000),
+        )
+        .await
+        .unwrap()
+        .id;
     let logs = key(&format!("job:{}:logs", ids[0]));
     let _: () = raw.rpush(&logs, "a line").unwrap();
 
@@ -154,7 +190,11 @@ async fn drain_works_in_batches_and_honours_the_limit() {
     let server = Server::start();
     let client = connect(&server).await;
     let payloads: Vec<Vec<u8>> = (0..1_203).map(|i| format!("{i}").into_bytes()).collect();
-    for v in client.enqueue_many(Q, &payloads).await.unwrap() {
+    for v in client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&payloads))
+        .await
+        .unwrap()
+    {
         v.unwrap();
     }
     assert_eq!(client.drain(Q, false, Some(700)).await.unwrap(), 700);
@@ -262,7 +302,10 @@ async fn the_worker_pump_applies_dead_max_len() {
     let server = Server::start();
     let client = connect(&server).await;
     for i in 0..6 {
-        client.enqueue(Q, format!("{i}")).await.unwrap();
+        client
+            .enqueue(Q, format!("{i}"), Default::default())
+            .await
+            .unwrap();
     }
     let options = WorkerOptions {
         max_attempts: 1,
@@ -299,7 +342,7 @@ async fn a_requeued_job_that_used_up_its_attempts_runs_again() {
     use std::sync::Arc;
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, b"p").await.unwrap();
+    let e = client.enqueue(Q, b"p", Default::default()).await.unwrap();
     let runs = Arc::new(AtomicU64::new(0));
     let seen = runs.clone();
     let options = WorkerOptions {
@@ -370,7 +413,11 @@ async fn the_worker_pump_applies_dead_max_age_ms() {
     // bound trims exactly the old two (by mint time, not by count).
     let old = vec![id_minted_ago(3 * 3_600_000), id_minted_ago(2 * 3_600_000)];
     make_dead(&client, &old).await;
-    let fresh = client.enqueue(Q, b"fresh").await.unwrap().id;
+    let fresh = client
+        .enqueue(Q, b"fresh", Default::default())
+        .await
+        .unwrap()
+        .id;
     let options = WorkerOptions {
         max_attempts: 1,
         pump_interval_ms: 20,

@@ -27,7 +27,7 @@ async fn pending_pages_walk_the_set_in_both_orders_without_gaps() {
     for i in 0..25 {
         minted.push(
             client
-                .enqueue(Q, format!("p{i}"))
+                .enqueue(Q, format!("p{i}"), Default::default())
                 .await
                 .unwrap()
                 .id
@@ -83,7 +83,14 @@ async fn scheduled_members_carry_their_run_at() {
     let mut scheduled = Vec::new();
     for i in 0..6 {
         let at = base + i * 1000;
-        scheduled.push((client.enqueue_at(Q, "s", at).await.unwrap().id, at));
+        scheduled.push((
+            client
+                .enqueue(Q, "s", echomq::EnqueueOptions::default().run_at_ms(at))
+                .await
+                .unwrap()
+                .id,
+            at,
+        ));
     }
     let page = client
         .browse_page(Q, BrowseSet::Schedule, true, 0, 2, None)
@@ -118,7 +125,7 @@ async fn scheduled_members_carry_their_run_at() {
 
     let due = client.job_due_ms(Q, scheduled[3].0.as_str()).await.unwrap();
     assert_eq!(due, Some(scheduled[3].1));
-    let pending = client.enqueue(Q, "p").await.unwrap().id;
+    let pending = client.enqueue(Q, "p", Default::default()).await.unwrap().id;
     assert_eq!(client.job_due_ms(Q, pending.as_str()).await.unwrap(), None);
 }
 
@@ -145,7 +152,14 @@ fn the_blocking_facade_pages_too() {
     let server = Server::start();
     let client =
         echomq::blocking::Client::connect(&server.url(), ConnectOptions::default()).unwrap();
-    let at = client.enqueue_at(Q, "s", 4_000_000_000_000).unwrap().id;
+    let at = client
+        .enqueue(
+            Q,
+            "s",
+            echomq::EnqueueOptions::default().run_at_ms(4_000_000_000_000),
+        )
+        .unwrap()
+        .id;
     let page = client
         .browse_page(Q, BrowseSet::Schedule, false, 0, 10, None)
         .unwrap();

@@ -38,7 +38,7 @@ fn enqueue(client: &Client, payload: &'static [u8]) -> Result<Enqueued> {
     let (tx, rx) = mpsc::channel();
     echomq::caller::spawn(
         client,
-        move |c| async move { c.enqueue(Q, payload).await },
+        move |c| async move { c.enqueue(Q, payload, Default::default()).await },
         move |answer| tx.send(answer).unwrap(),
     );
     rx.recv_timeout(Duration::from_secs(10)).unwrap()
@@ -70,7 +70,7 @@ fn calls_handed_over_run_on_one_connection_of_the_caller_threads_and_all_land() 
         let tx = tx.clone();
         echomq::caller::spawn(
             &client,
-            move |c| async move { c.enqueue(Q, i.to_string()).await },
+            move |c| async move { c.enqueue(Q, i.to_string(), Default::default()).await },
             move |answer| tx.send((i, answer)).unwrap(),
         );
     }

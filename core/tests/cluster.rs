@@ -46,24 +46,48 @@ async fn every_verb(client: &Client, cluster: &Cluster, queue: &str) {
     let mut raw = cluster.raw(master);
     let row = |id: &str| format!("emq:{{{queue}}}:job:{id}");
 
-    let a = client.enqueue(queue, b"a").await.unwrap();
+    let a = client
+        .enqueue(queue, b"a", Default::default())
+        .await
+        .unwrap();
     assert!(!a.duplicate);
     let payload: Vec<u8> = raw.hget(row(a.id.as_str()), "payload").unwrap();
     assert_eq!(payload, b"a", "the row lives on the queue's master");
     let custom = client
-        .enqueue_with_id(queue, "JOB0NgWEfAEJfs", b"b")
+        .enqueue(
+            queue,
+            b"b",
+            echomq::EnqueueOptions::default().id("JOB0NgWEfAEJfs"),
+        )
         .await
         .unwrap();
     assert!(!custom.duplicate);
     let again = client
-        .enqueue_with_id(queue, "JOB0NgWEfAEJfs", b"b")
+        .enqueue(
+            queue,
+            b"b",
+            echomq::EnqueueOptions::default().id("JOB0NgWEfAEJfs"),
+        )
         .await
         .unwrap();
     assert!(again.duplicate);
-    let many = client.enqueue_many(queue, &[b"c", b"d"]).await.unwrap();
+    let many = client
+        .enqueue_many(queue, &echomq::EnqueueOptions::defaults_for(&[b"c", b"d"]))
+        .await
+        .unwrap();
     assert!(many.iter().all(Result::is_ok));
-    let later = client.enqueue_in(queue, b"later", 60_000).await.unwrap();
-    let at = client.enqueue_at(queue, b"at", 1).await.unwrap();
+    let later = client
+        .enqueue(
+            queue,
+            b"later",
+            echomq::EnqueueOptions::default().delay_ms(60_000),
+        )
+        .await
+        .unwrap();
+    let at = client
+        .enqueue(queue, b"at", echomq::EnqueueOptions::default().run_at_ms(1))
+        .await
+        .unwrap();
     assert_eq!(client.promote(queue, 10).await.unwrap(), 1, "the due one");
     let counts = client.counts(queue).await.unwrap();
     assert_eq!((counts.pending, counts.scheduled), (5, 1));
@@ -171,7 +195,10 @@ async fn every_verb_on_three_masters_with_the_fence_on_slot_9051() {
     for (i, &master) in masters.iter().enumerate() {
         let queue = cluster.queue_on(master, &format!("events{i}-"));
         let mut events = client.subscribe(&queue).await.unwrap();
-        let job = client.enqueue(&queue, b"e").await.unwrap();
+        let job = client
+            .enqueue(&queue, b"e", Default::default())
+            .await
+            .unwrap();
         let event = tokio::time::timeout(Duration::from_secs(5), events.next())
             .await
             .expect("an event within 5 s")
@@ -188,7 +215,10 @@ async fn every_verb_on_three_masters_with_the_fence_on_slot_9051() {
         .arg("FLUSH")
         .query(&mut cluster.raw(masters[0]))
         .unwrap();
-    client.enqueue(&queue, b"x").await.unwrap();
+    client
+        .enqueue(&queue, b"x", Default::default())
+        .await
+        .unwrap();
     assert_eq!(client.counts(&queue).await.unwrap().pending, 1);
 }
 
@@ -218,7 +248,10 @@ async fn wrong_urls_are_refused_and_durable_writes_wait_for_a_replica() {
     };
     let client = connect(&cluster.url, durable).await;
     let queue = cluster.queue_on(cluster.masters()[1], "durable-");
-    let job = client.enqueue(&queue, b"kept").await.unwrap();
+    let job = client
+        .enqueue(&queue, b"kept", Default::default())
+        .await
+        .unwrap();
     let mut replica = cluster.raw(cluster.replica_of(queue_slot(&queue)));
     let _: () = redis::cmd("READONLY").query(&mut replica).unwrap();
     let row = format!("emq:{{{queue}}}:job:{}", job.id);
@@ -242,12 +275,21 @@ async fn wrong_urls_are_refused_and_durable_writes_wait_for_a_replica() {
         ..ConnectOptions::default()
     };
     let client = connect(&cluster.url, greedy).await;
-    let err = client.enqueue(&queue, b"short").await.unwrap_err();
+    let err = client
+        .enqueue(&queue, b"short", Default::default())
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotDurable, "{err}");
     let id = err.job_id().unwrap().to_string();
     let info = client.job(&queue, &id).await.unwrap().unwrap();
     assert_eq!(info.payload, b"short");
-    let verdicts = client.enqueue_many(&queue, &[b"m1", b"m2"]).await.unwrap();
+    let verdicts = client
+        .enqueue_many(
+            &queue,
+            &echomq::EnqueueOptions::defaults_for(&[b"m1", b"m2"]),
+        )
+        .await
+        .unwrap();
     assert!(verdicts
         .iter()
         .all(|v| v.as_ref().unwrap_err().kind() == ErrorKind::NotDurable));
@@ -300,7 +342,7 @@ async fn one_client_serves_workers_on_three_masters_and_a_live_slot_migration() 
         let payloads: Vec<Vec<u8>> = (0..30).map(|i| format!("{q}-{i}").into_bytes()).collect();
         expected.extend(payloads.iter().cloned());
         assert!(client
-            .enqueue_many(queue, &payloads)
+            .enqueue_many(queue, &echomq::EnqueueOptions::defaults_for(&payloads))
             .await
             .unwrap()
             .iter()
@@ -329,7 +371,11 @@ async fn one_client_serves_workers_on_three_masters_and_a_live_slot_migration() 
     // so the producer and the worker meet the migrating slot.
     for i in 0..100 {
         client
-            .enqueue_in(&queue, format!("later-{i}"), 3_600_000)
+            .enqueue(
+                &queue,
+                format!("later-{i}"),
+                echomq::EnqueueOptions::default().delay_ms(3_600_000),
+            )
             .await
             .unwrap();
     }
@@ -342,7 +388,11 @@ async fn one_client_serves_workers_on_three_masters_and_a_live_slot_migration() 
             while producing.load(Ordering::Relaxed) {
                 let payload = format!("moving-{n}").into_bytes();
                 n += 1;
-                if client.enqueue(&queue, &payload).await.is_ok() {
+                if client
+                    .enqueue(&queue, &payload, Default::default())
+                    .await
+                    .is_ok()
+                {
                     acked.push(payload);
                 }
                 tokio::time::sleep(Duration::from_millis(2)).await;
@@ -557,15 +607,28 @@ async fn idle_workers_park_on_their_queues_master_and_a_hint_wakes_them() {
             .map(|j| format!("batch-{i}-{j}").into_bytes())
             .collect();
         let later = format!("later-{i}").into_bytes();
-        client.enqueue(queue, &one).await.unwrap();
-        durable.enqueue(queue, &kept).await.unwrap();
+        client
+            .enqueue(queue, &one, Default::default())
+            .await
+            .unwrap();
+        durable
+            .enqueue(queue, &kept, Default::default())
+            .await
+            .unwrap();
         assert!(client
-            .enqueue_many(queue, &batch)
+            .enqueue_many(queue, &echomq::EnqueueOptions::defaults_for(&batch))
             .await
             .unwrap()
             .iter()
             .all(Result::is_ok));
-        client.enqueue_in(queue, &later, 200).await.unwrap();
+        client
+            .enqueue(
+                queue,
+                &later,
+                echomq::EnqueueOptions::default().delay_ms(200),
+            )
+            .await
+            .unwrap();
         expected.extend([one, kept, later]);
         expected.extend(batch);
     }

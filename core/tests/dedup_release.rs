@@ -59,7 +59,7 @@ async fn every_path_that_deletes_a_job_deletes_its_dedup_key() {
     let take = |did: &'static str| {
         let client = client.clone();
         async move {
-            let e = client.enqueue_with(Q, did, &dedup(did)).await.unwrap();
+            let e = client.enqueue(Q, did, dedup(did).clone()).await.unwrap();
             assert!(!e.duplicate);
             e.id.to_string()
         }
@@ -125,7 +125,10 @@ async fn every_path_that_deletes_a_job_deletes_its_dedup_key() {
     assert_eq!(client.purge_dead(Q, None, None).await.unwrap(), 1);
     let holder: String = raw.get(key("reused")).unwrap();
     assert_eq!(holder, new);
-    let again = client.enqueue_with(Q, "x", &dedup("reused")).await.unwrap();
+    let again = client
+        .enqueue(Q, "x", dedup("reused").clone())
+        .await
+        .unwrap();
     assert!(again.duplicate, "the live job still holds its dedup id");
     let _ = (a, b);
     client.remove(Q, &new).await.unwrap();
@@ -141,7 +144,7 @@ async fn a_worker_completing_deduplicated_jobs_leaves_no_dedup_key() {
     let mut raw = server.raw();
     for i in 0..50 {
         client
-            .enqueue_with(Q, "w", &dedup(&format!("w-{i}")))
+            .enqueue(Q, "w", dedup(&format!("w-{i}")).clone())
             .await
             .unwrap();
     }
@@ -181,7 +184,7 @@ async fn memory_stays_flat_across_100_000_deduplicated_jobs_completed() {
                 async move {
                     let did = format!("order-{round}-{i}");
                     !client
-                        .enqueue_with(Q, b"p", &dedup(&did))
+                        .enqueue(Q, b"p", dedup(&did).clone())
                         .await
                         .unwrap()
                         .duplicate

@@ -50,7 +50,7 @@ fn connections_received(raw: &mut redis::Connection) -> u64 {
 /// second call (decision 16.12), and is taken up by the call after.
 fn until_direct(client: &blocking::Client, before: usize) {
     for _ in 0..1000 {
-        client.enqueue(WARM, b"warm").unwrap();
+        client.enqueue(WARM, b"warm", Default::default()).unwrap();
         if echomq::direct::thread_connections() > before {
             return;
         }
@@ -70,19 +70,23 @@ fn each_enqueuing_thread_drives_its_own_connection() {
         "connect opens the shared connection only"
     );
 
-    let first = client.enqueue(Q, b"main").unwrap();
+    let first = client.enqueue(Q, b"main", Default::default()).unwrap();
     assert_eq!(echomq::direct::thread_connections(), 0);
     assert_eq!(named(&mut raw), 1, "a first call opens nothing");
     until_direct(&client, 0);
     assert_eq!(named(&mut raw), 2);
     // The same thread reuses it; the queue handle shares it too.
-    client.enqueue(Q, b"again").unwrap();
-    client.queue(Q).unwrap().enqueue(b"handle").unwrap();
+    client.enqueue(Q, b"again", Default::default()).unwrap();
+    client
+        .queue(Q)
+        .unwrap()
+        .enqueue(b"handle", Default::default())
+        .unwrap();
     assert_eq!(named(&mut raw), 2);
 
     let other = client.clone();
     std::thread::spawn(move || {
-        other.enqueue(Q, b"thread").unwrap();
+        other.enqueue(Q, b"thread", Default::default()).unwrap();
         until_direct(&other, 0);
         assert_eq!(echomq::direct::thread_connections(), 1);
     })
@@ -96,7 +100,7 @@ fn each_enqueuing_thread_drives_its_own_connection() {
     // one (and is seen to), exactly one more was accepted, not two.
     let accepted_before = connections_received(&mut raw);
     let once = client.clone();
-    std::thread::spawn(move || once.enqueue(Q, b"once").unwrap())
+    std::thread::spawn(move || once.enqueue(Q, b"once", Default::default()).unwrap())
         .join()
         .unwrap();
     let control = client.clone();
@@ -129,12 +133,12 @@ fn a_connection_the_server_ended_between_calls_is_reopened_before_sending() {
     let mut raw = server.raw();
     let client = connect(&server);
     until_direct(&client, 0);
-    client.enqueue(Q, b"before").unwrap();
+    client.enqueue(Q, b"before", Default::default()).unwrap();
     kill_all_but_me(&mut raw);
     // The server closed them; no error: the end was seen before the
     // request went out.
     wait_for_connections(&mut raw, 0);
-    client.enqueue(Q, b"after").unwrap();
+    client.enqueue(Q, b"after", Default::default()).unwrap();
     let n: u64 = raw.zcard(PENDING).unwrap();
     assert_eq!(n, 2);
 }
@@ -145,9 +149,11 @@ fn a_reopened_connection_is_fenced_again() {
     let mut raw = server.raw();
     let client = connect(&server);
     until_direct(&client, 0);
-    client.enqueue(Q, b"fenced").unwrap();
+    client.enqueue(Q, b"fenced", Default::default()).unwrap();
     raise_the_fence_and_end_connections(&mut raw);
-    let e = client.enqueue(Q, b"refused").unwrap_err();
+    let e = client
+        .enqueue(Q, b"refused", Default::default())
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::VersionFence, "{e}");
     let n: u64 = raw.zcard(PENDING).unwrap();
     assert_eq!(n, 1, "nothing written past the fence");
@@ -163,7 +169,7 @@ fn a_reply_slower_than_the_spin_is_waited_for_and_written_once() {
     let client = connect(&server);
     until_direct(&client, 0);
     for _ in 0..20 {
-        client.enqueue(Q, b"warm").unwrap();
+        client.enqueue(Q, b"warm", Default::default()).unwrap();
     }
     let _: () = redis::cmd("CLIENT")
         .arg("PAUSE")
@@ -171,7 +177,7 @@ fn a_reply_slower_than_the_spin_is_waited_for_and_written_once() {
         .arg("ALL")
         .query(&mut raw)
         .unwrap();
-    let late = client.enqueue(Q, b"late").unwrap();
+    let late = client.enqueue(Q, b"late", Default::default()).unwrap();
     assert!(!late.duplicate);
     let n: u64 = raw.zcard(PENDING).unwrap();
     assert_eq!(n, 21);
@@ -187,9 +193,11 @@ fn a_closed_client_refuses_before_any_io() {
     let mut raw = server.raw();
     let client = connect(&server);
     until_direct(&client, 0);
-    client.enqueue(Q, b"open").unwrap();
+    client.enqueue(Q, b"open", Default::default()).unwrap();
     client.close();
-    let e = client.enqueue(Q, b"closed").unwrap_err();
+    let e = client
+        .enqueue(Q, b"closed", Default::default())
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
     let n: u64 = raw.zcard(PENDING).unwrap();
     assert_eq!(n, 1);
@@ -201,8 +209,14 @@ fn a_duplicate_id_is_answered_as_on_the_shared_connection() {
     let mut raw = server.raw();
     let client = connect(&server);
     until_direct(&client, 0);
-    let job = client.enqueue(Q, b"x").unwrap();
-    let again = client.enqueue_with_id(Q, job.id.as_str(), b"x").unwrap();
+    let job = client.enqueue(Q, b"x", Default::default()).unwrap();
+    let again = client
+        .enqueue(
+            Q,
+            b"x",
+            echomq::EnqueueOptions::default().id(job.id.as_str()),
+        )
+        .unwrap();
     assert_eq!(again.id, job.id);
     assert!(again.duplicate, "a duplicate stays a duplicate: {again:?}");
     let n: u64 = raw.zcard(PENDING).unwrap();
@@ -214,16 +228,16 @@ fn closing_or_dropping_the_client_closes_the_threads_connections() {
     let server = Server::start();
     let mut raw = server.raw();
     let closed = connect(&server);
-    closed.enqueue(Q, b"a").unwrap();
+    closed.enqueue(Q, b"a", Default::default()).unwrap();
     until_direct(&closed, 0);
     let dropped = connect(&server);
-    dropped.enqueue(Q, b"b").unwrap();
+    dropped.enqueue(Q, b"b", Default::default()).unwrap();
     until_direct(&dropped, 1);
     let elsewhere = dropped.clone();
     let (go, wait) = std::sync::mpsc::channel::<()>();
     let (opened, ready) = std::sync::mpsc::channel::<()>();
     let other = std::thread::spawn(move || {
-        elsewhere.enqueue(Q, b"c").unwrap();
+        elsewhere.enqueue(Q, b"c", Default::default()).unwrap();
         until_direct(&elsewhere, 0);
         drop(elsewhere);
         opened.send(()).unwrap();
@@ -262,8 +276,10 @@ fn a_connection_opened_in_the_background_closes_with_the_client_before_any_call_
     let server = Server::start();
     let mut raw = server.raw();
     let client = connect(&server);
-    client.enqueue(Q, b"first").unwrap();
-    client.enqueue(Q, b"second: starts the open").unwrap();
+    client.enqueue(Q, b"first", Default::default()).unwrap();
+    client
+        .enqueue(Q, b"second: starts the open", Default::default())
+        .unwrap();
     // The second call opens the thread's connection.
     wait_for_connections(&mut raw, 2);
     assert_eq!(
@@ -273,7 +289,9 @@ fn a_connection_opened_in_the_background_closes_with_the_client_before_any_call_
     );
     client.close();
     wait_for_connections(&mut raw, 0); // closed with the client
-    let e = client.enqueue(Q, b"closed").unwrap_err();
+    let e = client
+        .enqueue(Q, b"closed", Default::default())
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
     assert_eq!(echomq::direct::thread_connections(), 0);
     let n: u64 = raw.zcard(PENDING).unwrap();
@@ -295,7 +313,9 @@ fn while_the_thread_connection_cannot_open_calls_take_the_shared_path() {
         .query(&mut raw)
         .unwrap();
     for i in 0..20 {
-        client.enqueue(Q, format!("{i}").as_bytes()).unwrap();
+        client
+            .enqueue(Q, format!("{i}").as_bytes(), Default::default())
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     assert_eq!(echomq::direct::thread_connections(), 0);

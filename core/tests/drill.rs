@@ -55,7 +55,7 @@ async fn produce(client: Client, queues: Vec<String>, tag: &str, run: Arc<Atomic
         let queue = &queues[n % queues.len()];
         n += 1;
         out.tried.push(payload.clone());
-        match client.enqueue(queue, &payload).await {
+        match client.enqueue(queue, &payload, Default::default()).await {
             Ok(_) => out.acked.push(payload),
             Err(e) if e.kind() == ErrorKind::NotDurable => out.not_durable.push(payload),
             Err(e) => out.failed.push(e.code().to_string()),
@@ -93,7 +93,7 @@ end, n = time.monotonic() + seconds, 0
 while time.monotonic() < end:
     payload = "py-%d" % n
     try:
-        client.enqueue(queues[n % len(queues)], payload.encode())
+        client.enqueue(queues[n % len(queues)], payload.encode(), Default::default())
         print("ok", payload, flush=True)
     except echomq.NotDurableError:
         print("nd", payload, flush=True)
@@ -168,7 +168,7 @@ async fn failover_drill_loses_no_durable_job() {
     // Jobs held on the victim by a holder that vanishes: claimed, never settled.
     for i in 0..STALLED {
         durable
-            .enqueue(&stalled_queue, format!("stalled-{i}"))
+            .enqueue(&stalled_queue, format!("stalled-{i}"), Default::default())
             .await
             .unwrap();
     }
@@ -179,7 +179,7 @@ async fn failover_drill_loses_no_durable_job() {
     assert_eq!(held.len(), STALLED);
     // A durable write on the same master: its WAIT covers the claim too.
     durable
-        .enqueue(&stalled_queue, "stalled-marker")
+        .enqueue(&stalled_queue, "stalled-marker", Default::default())
         .await
         .unwrap();
 
@@ -278,7 +278,9 @@ async fn failover_drill_loses_no_durable_job() {
 
     // The same clients keep working on every queue, and nothing is left held.
     for queue in &queues {
-        fast.enqueue(queue, "after").await.unwrap();
+        fast.enqueue(queue, "after", Default::default())
+            .await
+            .unwrap();
     }
     until("the post-drill jobs processed", || {
         seen.lock()

@@ -23,7 +23,15 @@ async fn emq_node_id_and_runtime_threads_are_read_at_connect_and_checked() {
     std::env::set_var("EMQ_NODE_ID", "78");
     let client = connect().await.unwrap();
     assert_eq!(client.node_id(), 78);
-    assert_eq!(client.enqueue("env", "x").await.unwrap().id.node_id(), 78);
+    assert_eq!(
+        client
+            .enqueue("env", "x", Default::default())
+            .await
+            .unwrap()
+            .id
+            .node_id(),
+        78
+    );
     std::env::remove_var("EMQ_NODE_ID");
     for bad in ["0", "many", "99999"] {
         std::env::set_var("EMQ_RUNTIME_THREADS", bad);

@@ -15,7 +15,10 @@ async fn connect_without_a_url_reads_emq_url_else_the_local_default() {
     let client = Client::connect_default(ConnectOptions::default())
         .await
         .unwrap();
-    client.enqueue("env-url", "x").await.unwrap();
+    client
+        .enqueue("env-url", "x", Default::default())
+        .await
+        .unwrap();
     let mut raw = server.raw();
     let n: u64 = redis::cmd("ZCARD")
         .arg("emq:{env-url}:pending")

@@ -33,8 +33,11 @@ async fn a_queue_handle_runs_the_per_queue_verbs_without_the_name() {
     );
     let emails = client.queue("emails").unwrap();
     assert_eq!(emails.name(), "emails");
-    let sent = emails.enqueue("hello").await.unwrap();
-    emails.enqueue_many(&["a", "b"]).await.unwrap();
+    let sent = emails.enqueue("hello", Default::default()).await.unwrap();
+    emails
+        .enqueue_many(&echomq::EnqueueOptions::defaults_for(&["a", "b"]))
+        .await
+        .unwrap();
     assert_eq!(emails.counts().await.unwrap().pending, 3);
     assert_eq!(client.counts("emails").await.unwrap().pending, 3);
 
@@ -91,9 +94,9 @@ async fn a_queue_handle_runs_the_per_queue_verbs_without_the_name() {
             let client =
                 echomq::blocking::Client::connect(&url, ConnectOptions::default()).unwrap();
             let q = client.queue("emails").unwrap();
-            q.enqueue_with(
+            q.enqueue(
                 "later",
-                &EnqueueOptions {
+                EnqueueOptions {
                     delay_ms: Some(60_000),
                     ..Default::default()
                 },
@@ -118,9 +121,9 @@ async fn enqueue_options_cover_now_later_and_a_chosen_id() {
         delay_ms: Some(60_000),
         ..Default::default()
     };
-    let first = q.enqueue_with("x", &with).await.unwrap();
+    let first = q.enqueue("x", with.clone()).await.unwrap();
     assert_eq!((first.id.as_str(), first.duplicate), (id.as_str(), false));
-    assert!(q.enqueue_with("y", &with).await.unwrap().duplicate);
+    assert!(q.enqueue("y", with.clone()).await.unwrap().duplicate);
     assert!(zscore(&server, "emq:{opts}:schedule", &id).is_some());
     let row = q.job(&id).await.unwrap().unwrap();
     assert_eq!(
@@ -130,9 +133,9 @@ async fn enqueue_options_cover_now_later_and_a_chosen_id() {
 
     // An absolute time, minted id.
     let at = q
-        .enqueue_with(
+        .enqueue(
             "z",
-            &EnqueueOptions {
+            EnqueueOptions {
                 run_at_ms: Some(4_102_444_800_000),
                 ..Default::default()
             },
@@ -150,7 +153,7 @@ async fn enqueue_options_cover_now_later_and_a_chosen_id() {
         delay_ms: Some(1),
         ..Default::default()
     };
-    let err = q.enqueue_with("w", &both).await.unwrap_err();
+    let err = q.enqueue("w", both.clone()).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     let c = q.counts().await.unwrap();
     assert_eq!((c.pending, c.scheduled), (0, 2));
@@ -161,7 +164,7 @@ async fn enqueue_options_cover_now_later_and_a_chosen_id() {
         id: Some(now_id.clone()),
         ..Default::default()
     };
-    assert!(!q.enqueue_with("n", &now).await.unwrap().duplicate);
+    assert!(!q.enqueue("n", now.clone()).await.unwrap().duplicate);
     assert_eq!(q.counts().await.unwrap().pending, 1);
     assert_eq!(
         client
@@ -178,7 +181,7 @@ async fn retry_options_default_to_the_workers_max_attempts() {
     let server = Server::start();
     let client = connect(&server).await;
     let q = client.queue("retry-opts").unwrap();
-    q.enqueue("x").await.unwrap();
+    q.enqueue("x", Default::default()).await.unwrap();
     // Attempts 1..=4 are scheduled again; the fifth (the default max) is dead.
     for attempt in 1..=5 {
         q.promote(10).await.unwrap();

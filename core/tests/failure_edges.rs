@@ -62,7 +62,7 @@ async fn a_server_that_is_gone_fails_a_call_within_the_connect_timeout() {
     let mut server = Server::start();
     // The defaults: connect timeout 5 s, response timeout 30 s.
     let client = connect(&server, ConnectOptions::default()).await;
-    client.enqueue(Q, b"x").await.unwrap();
+    client.enqueue(Q, b"x", Default::default()).await.unwrap();
     server.stop();
 
     // The first call may be the one that finds the socket gone after
@@ -91,7 +91,7 @@ async fn a_server_that_is_gone_fails_a_call_within_the_connect_timeout() {
     // A server back within the connect timeout is reconnected to: the
     // unreachable mark does not outlive the next successful connect.
     server.restart();
-    let id = client.enqueue(Q, b"y").await.unwrap();
+    let id = client.enqueue(Q, b"y", Default::default()).await.unwrap();
     let pending: Vec<String> = server
         .raw()
         .zrange(format!("emq:{{{Q}}}:pending"), 0, -1)
@@ -115,7 +115,7 @@ async fn a_blocking_client_fails_fast_too() {
         let mut took = Vec::new();
         for _ in 0..3 {
             let started = Instant::now();
-            let err = client.enqueue(Q, b"x").unwrap_err();
+            let err = client.enqueue(Q, b"x", Default::default()).unwrap_err();
             assert!(
                 matches!(err.kind(), ErrorKind::Connection | ErrorKind::Unavailable),
                 "{err}"
@@ -165,7 +165,7 @@ async fn stop_ends_a_run_whatever_the_server_does() {
         let mut server = Server::start();
         let client = connect(&server, ConnectOptions::default()).await;
         for _ in 0..3 {
-            client.enqueue(Q, b"job").await.unwrap();
+            client.enqueue(Q, b"job", Default::default()).await.unwrap();
         }
         let (worker, started) = holding_worker(&client, short_grace());
         let w = worker.clone();
@@ -204,7 +204,7 @@ async fn stop_with_the_server_up_still_hands_jobs_back() {
     let server = Server::start();
     let client = connect(&server, ConnectOptions::default()).await;
     for _ in 0..3 {
-        client.enqueue(Q, b"job").await.unwrap();
+        client.enqueue(Q, b"job", Default::default()).await.unwrap();
     }
     let (worker, started) = holding_worker(&client, short_grace());
     let w = worker.clone();
@@ -262,7 +262,7 @@ async fn a_fenced_out_worker_stops_with_the_fence_error() {
         let w = worker.clone();
         let run = tokio::spawn(async move { w.run().await });
         if busy {
-            old.enqueue(Q, b"job").await.unwrap();
+            old.enqueue(Q, b"job", Default::default()).await.unwrap();
             until("a handler holds a job", || {
                 started.load(Ordering::SeqCst) == 1
             })
@@ -297,7 +297,10 @@ async fn a_fenced_out_worker_stops_with_the_fence_error() {
 
         // A producer's refusal stays typed, call after call.
         for _ in 0..2 {
-            let e = old.enqueue(Q, b"late").await.unwrap_err();
+            let e = old
+                .enqueue(Q, b"late", Default::default())
+                .await
+                .unwrap_err();
             assert_eq!(e.kind(), ErrorKind::VersionFence, "{e}");
         }
         let version: String = server.raw().get("{emq}:version").unwrap();

@@ -83,7 +83,9 @@ async fn a_batch_cut_by_a_dropped_connection_says_which_items_were_written() {
         .unwrap();
         let before: u64 = redis::cmd("DBSIZE").query(&mut raw).unwrap();
         let killer = kill_victim_after(server.url(), before + 100);
-        let outcome = client.enqueue_many(&queue, &payloads).await;
+        let outcome = client
+            .enqueue_many(&queue, &echomq::EnqueueOptions::defaults_for(&payloads))
+            .await;
         killer.join().unwrap();
         let err = match outcome {
             Ok(_) => continue,
@@ -112,7 +114,11 @@ async fn a_batch_cut_by_a_dropped_connection_says_which_items_were_written() {
         for (item, payload) in items.iter().zip(&payloads) {
             if item.state != WriteState::Written {
                 let again = client
-                    .enqueue_with_id(&queue, item.id.as_str(), payload)
+                    .enqueue(
+                        &queue,
+                        payload,
+                        echomq::EnqueueOptions::default().id(item.id.as_str()),
+                    )
                     .await
                     .unwrap();
                 if item.state == WriteState::NotWritten {
@@ -136,7 +142,7 @@ async fn a_batch_cut_by_a_dropped_connection_says_which_items_were_written() {
 async fn malformed_rows_and_replies_are_protocol_errors() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "x").await.unwrap();
+    let e = client.enqueue(Q, "x", Default::default()).await.unwrap();
     let mut raw = server.raw();
     let row = echomq::keys::job_key(Q, e.id.as_str()).unwrap();
     let _: () = raw.hset(row, "attempts", "two").unwrap();
@@ -153,7 +159,10 @@ async fn a_key_of_the_wrong_type_is_a_server_error() {
     // server's own WRONGTYPE refusal, answered as Server. (A script stops at
     // the refusal: the job row it wrote first stays.)
     let _: () = raw.set("emq:{wrongtype}:pending", "not a zset").unwrap();
-    let err = client.enqueue("wrongtype", "x").await.unwrap_err();
+    let err = client
+        .enqueue("wrongtype", "x", Default::default())
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Server, "{err}");
     assert!(!err.is_retryable());
     let kept: String = raw.get("emq:{wrongtype}:pending").unwrap();

@@ -103,7 +103,7 @@ async fn speaking_2_0_0_fences_2_0_0_and_refuses_2_1_0_verbs_before_any_io() {
     };
     let refusals = [
         old.reap_stalled(Q, 10, 2).await.unwrap_err(),
-        old.enqueue_with(Q, "x", &dedup).await.unwrap_err(),
+        old.enqueue(Q, "x", dedup.clone()).await.unwrap_err(),
         old.claim_capped(Q, 1, 1000, 5).await.unwrap_err(),
         old.set_concurrency(Q, 3).await.unwrap_err(),
         old.set_rate_limit(Q, 100, 1000).await.unwrap_err(),
@@ -119,7 +119,7 @@ async fn speaking_2_0_0_fences_2_0_0_and_refuses_2_1_0_verbs_before_any_io() {
     assert!(!stats.contains("cmdstat_evalsha"), "{stats}");
     assert!(!stats.contains("cmdstat_eval:"), "{stats}");
     // 2.0.0 verbs still work, and a plain enqueue (no dedup id) is 2.0.0.
-    old.enqueue_with(Q, "plain", &EnqueueOptions::default())
+    old.enqueue(Q, "plain", EnqueueOptions::default())
         .await
         .unwrap();
     assert_eq!(old.reap(Q, 10).await.unwrap(), 0);
@@ -291,7 +291,12 @@ async fn reap_stalled_counts_stalls_and_dead_letters_at_the_cap() {
     let server = Server::start();
     let client = connect(&server).await;
     let mut raw = server.raw();
-    let id = client.enqueue(Q, "poison").await.unwrap().id.to_string();
+    let id = client
+        .enqueue(Q, "poison", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
 
     let first = client.claim(Q, 1).await.unwrap().unwrap();
     std::thread::sleep(Duration::from_millis(5));
@@ -356,8 +361,18 @@ async fn the_capped_claim_dead_letters_a_job_past_its_attempts() {
     let server = Server::start();
     let client = connect(&server).await;
     let mut raw = server.raw();
-    let spent = client.enqueue(Q, "spent").await.unwrap().id.to_string();
-    let fresh = client.enqueue(Q, "fresh").await.unwrap().id.to_string();
+    let spent = client
+        .enqueue(Q, "spent", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
+    let fresh = client
+        .enqueue(Q, "fresh", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     // Two plain reaps (as a 2.0.0 runtime would do) leave attempts at 2.
     for _ in 0..2 {
         client.claim(Q, 1).await.unwrap().unwrap();
@@ -428,7 +443,7 @@ fn poison_job_killing_its_worker_three_times_ends_dead_stalled() {
     let client =
         echomq::blocking::Client::connect(&server.url(), ConnectOptions::default()).unwrap();
     let id = client
-        .enqueue(Q, "kills its worker")
+        .enqueue(Q, "kills its worker", Default::default())
         .unwrap()
         .id
         .to_string();
@@ -480,7 +495,7 @@ async fn fifty_concurrent_producers_with_one_dedup_id_create_one_job() {
     }
     let answers =
         futures_util::future::join_all(producers.iter().enumerate().map(|(i, c)| async move {
-            c.enqueue_with(Q, format!("from {i}"), &dedup("order-42", None))
+            c.enqueue(Q, format!("from {i}"), dedup("order-42", None).clone())
                 .await
                 .unwrap()
         }))
@@ -508,20 +523,20 @@ async fn a_dedup_id_is_released_by_complete_remove_dead_and_its_ttl() {
     let client = connect(&server).await;
     let mut raw = server.raw();
     let first = client
-        .enqueue_with(Q, "a", &dedup("d", None))
+        .enqueue(Q, "a", dedup("d", None).clone())
         .await
         .unwrap();
     // While the job lives (pending, then active) the id is held.
     assert!(
         client
-            .enqueue_with(Q, "b", &dedup("d", None))
+            .enqueue(Q, "b", dedup("d", None).clone())
             .await
             .unwrap()
             .duplicate
     );
     let job = client.claim(Q, 60_000).await.unwrap().unwrap();
     let again = client
-        .enqueue_with(Q, "b", &dedup("d", None))
+        .enqueue(Q, "b", dedup("d", None).clone())
         .await
         .unwrap();
     assert_eq!((again.id, again.duplicate), (first.id, true));
@@ -531,7 +546,7 @@ async fn a_dedup_id_is_released_by_complete_remove_dead_and_its_ttl() {
         .await
         .unwrap();
     let second = client
-        .enqueue_with(Q, "c", &dedup("d", None))
+        .enqueue(Q, "c", dedup("d", None).clone())
         .await
         .unwrap();
     assert!(!second.duplicate);
@@ -541,7 +556,7 @@ async fn a_dedup_id_is_released_by_complete_remove_dead_and_its_ttl() {
     // remove releases it.
     client.remove(Q, second.id.as_str()).await.unwrap();
     let third = client
-        .enqueue_with(Q, "e", &dedup("d", None))
+        .enqueue(Q, "e", dedup("d", None).clone())
         .await
         .unwrap();
     assert!(!third.duplicate);
@@ -552,7 +567,7 @@ async fn a_dedup_id_is_released_by_complete_remove_dead_and_its_ttl() {
         .await
         .unwrap();
     let fourth = client
-        .enqueue_with(Q, "f", &dedup("d", None))
+        .enqueue(Q, "f", dedup("d", None).clone())
         .await
         .unwrap();
     assert!(!fourth.duplicate);
@@ -561,21 +576,21 @@ async fn a_dedup_id_is_released_by_complete_remove_dead_and_its_ttl() {
 
     // Throttle mode: the TTL releases it while the job still waits.
     let t1 = client
-        .enqueue_with(Q, "t", &dedup("throttle", Some(100)))
+        .enqueue(Q, "t", dedup("throttle", Some(100)).clone())
         .await
         .unwrap();
     let pttl: i64 = raw.pttl(format!("emq:{{{Q}}}:de:throttle")).unwrap();
     assert!(pttl > 0 && pttl <= 100, "{pttl}");
     assert!(
         client
-            .enqueue_with(Q, "t", &dedup("throttle", Some(100)))
+            .enqueue(Q, "t", dedup("throttle", Some(100)).clone())
             .await
             .unwrap()
             .duplicate
     );
     tokio::time::sleep(Duration::from_millis(150)).await;
     let t2 = client
-        .enqueue_with(Q, "t", &dedup("throttle", Some(100)))
+        .enqueue(Q, "t", dedup("throttle", Some(100)).clone())
         .await
         .unwrap();
     assert!(!t2.duplicate);
@@ -590,14 +605,14 @@ async fn bad_dedup_options_never_reach_the_wire() {
     reset_stats(&mut raw);
     for (did, ttl) in [("", None), ("a b", None), ("x", Some(0))] {
         let e = client
-            .enqueue_with(Q, "x", &dedup(did, ttl))
+            .enqueue(Q, "x", dedup(did, ttl).clone())
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{did:?}");
     }
     let long = "x".repeat(256);
     let e = client
-        .enqueue_with(Q, "x", &dedup(&long, None))
+        .enqueue(Q, "x", dedup(&long, None).clone())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
@@ -606,7 +621,7 @@ async fn bad_dedup_options_never_reach_the_wire() {
         dedup_ttl_ms: Some(10),
         ..EnqueueOptions::default()
     };
-    let e = client.enqueue_with(Q, "x", &ttl_alone).await.unwrap_err();
+    let e = client.enqueue(Q, "x", ttl_alone.clone()).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     let stats = commandstats(&mut raw);
     assert!(!stats.contains("cmdstat_evalsha"), "{stats}");
@@ -622,7 +637,10 @@ async fn limits_are_enforced_inside_the_claim_with_typed_emqrate() {
     let client = connect(&server).await;
     let mut raw = server.raw();
     for i in 0..5 {
-        client.enqueue(Q, format!("{i}")).await.unwrap();
+        client
+            .enqueue(Q, format!("{i}"), Default::default())
+            .await
+            .unwrap();
     }
     // Concurrency: a claim for 5 gets 2; the next one is refused, wait 0.
     client.set_concurrency(Q, 2).await.unwrap();
@@ -727,7 +745,9 @@ fn global_concurrency_of_3_across_4_worker_processes_never_exceeds_3() {
         echomq::blocking::Client::connect(&server.url(), ConnectOptions::default()).unwrap();
     client.set_concurrency("limited", 3).unwrap();
     let payloads: Vec<String> = (0..150).map(|i| i.to_string()).collect();
-    client.enqueue_many("limited", &payloads).unwrap();
+    client
+        .enqueue_many("limited", &echomq::EnqueueOptions::defaults_for(&payloads))
+        .unwrap();
     let mut workers: Vec<Child> = (0..4)
         .map(|_| {
             Command::new(std::env::current_exe().unwrap())
@@ -777,7 +797,10 @@ async fn a_rate_limit_of_100_per_second_holds_over_several_windows() {
     let client = connect(&server).await;
     client.set_rate_limit("rated", 100, 1_000).await.unwrap();
     let payloads: Vec<String> = (0..1_500).map(|i| i.to_string()).collect();
-    client.enqueue_many("rated", &payloads).await.unwrap();
+    client
+        .enqueue_many("rated", &echomq::EnqueueOptions::defaults_for(&payloads))
+        .await
+        .unwrap();
     let worker = Worker::new(
         client.clone(),
         "rated",

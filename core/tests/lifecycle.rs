@@ -47,7 +47,10 @@ where
 async fn a_dropped_run_stops_heartbeating_and_its_jobs_come_back() {
     let server = Server::start();
     let client = connect(&server).await;
-    client.enqueue_many(Q, &["a", "b", "c"]).await.unwrap();
+    client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&["a", "b", "c"]))
+        .await
+        .unwrap();
     let worker = stuck_worker(
         &client,
         WorkerOptions {
@@ -99,7 +102,7 @@ async fn closing_the_client_ends_a_running_worker_with_closed() {
     .unwrap();
     let w = worker.clone();
     let running = tokio::spawn(async move { w.run().await });
-    client.enqueue(Q, "x").await.unwrap();
+    client.enqueue(Q, "x", Default::default()).await.unwrap();
     until("one job done", || async { worker.stats().completed == 1 }).await;
     client.close();
     let ended = tokio::time::timeout(Duration::from_secs(10), running)
@@ -118,7 +121,10 @@ async fn closing_the_client_ends_a_running_worker_with_closed() {
 async fn stop_is_noticed_during_a_long_wait() {
     let server = Server::start();
     let client = connect(&server).await;
-    client.enqueue(Q, "forever").await.unwrap();
+    client
+        .enqueue(Q, "forever", Default::default())
+        .await
+        .unwrap();
     // Every slot busy, so the loop sleeps up to idle_max (a minute) between looks.
     let worker = stuck_worker(
         &client,
@@ -270,7 +276,7 @@ async fn claim_heartbeat_and_settle_failures_are_counted() {
     )
     .await
     .unwrap();
-    client.enqueue(Q, "held").await.unwrap();
+    client.enqueue(Q, "held", Default::default()).await.unwrap();
     let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
     let open = gate.clone();
     let worker = Worker::new(

@@ -43,7 +43,10 @@ async fn each_transition_publishes_one_json_message_and_refusals_publish_none() 
     let mut sub = client.subscribe(Q).await.unwrap();
 
     let id = echomq::id::mint_job_id().to_string();
-    client.enqueue_with_id(Q, &id, b"x").await.unwrap();
+    client
+        .enqueue(Q, b"x", echomq::EnqueueOptions::default().id(&id))
+        .await
+        .unwrap();
     let added = next(&mut sub).await;
     assert_eq!(
         (added.event.as_str(), added.job.as_str()),
@@ -53,7 +56,7 @@ async fn each_transition_publishes_one_json_message_and_refusals_publish_none() 
     // A duplicate created nothing: no `added`.
     assert!(
         client
-            .enqueue_with_id(Q, &id, b"x")
+            .enqueue(Q, b"x", echomq::EnqueueOptions::default().id(&id))
             .await
             .unwrap()
             .duplicate
@@ -87,7 +90,12 @@ async fn each_transition_publishes_one_json_message_and_refusals_publish_none() 
     );
 
     // Dead-lettering, requeue, remove, pause, resume.
-    let dead_id = client.enqueue(Q, b"d").await.unwrap().id.to_string();
+    let dead_id = client
+        .enqueue(Q, b"d", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     assert_eq!(next(&mut sub).await.event, "added");
     let held = client.claim(Q, 5_000).await.unwrap().unwrap();
     next(&mut sub).await;
@@ -120,7 +128,11 @@ async fn each_transition_publishes_one_json_message_and_refusals_publish_none() 
     pubsub
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
-    let scheduled = client.enqueue_in(Q, b"s", 60_000).await.unwrap().id;
+    let scheduled = client
+        .enqueue(Q, b"s", echomq::EnqueueOptions::default().delay_ms(60_000))
+        .await
+        .unwrap()
+        .id;
     let message = pubsub.get_message().unwrap();
     let json: serde_json::Value = serde_json::from_slice(message.get_payload_bytes()).unwrap();
     assert_eq!(
@@ -139,7 +151,10 @@ async fn a_client_with_events_off_publishes_nothing() {
         ..ConnectOptions::default()
     };
     let quiet_client = Client::connect(&server.url(), options).await.unwrap();
-    quiet_client.enqueue(Q, b"x").await.unwrap();
+    quiet_client
+        .enqueue(Q, b"x", Default::default())
+        .await
+        .unwrap();
     let job = quiet_client.claim(Q, 5_000).await.unwrap().unwrap();
     quiet_client
         .complete(Q, job.id.as_str(), job.token)
@@ -150,7 +165,11 @@ async fn a_client_with_events_off_publishes_nothing() {
     // subscriber sees (a broken subscription, or a quiet client that talked,
     // fails here without any timing window).
     quiet_client.close_and_wait().await;
-    let loud = watcher.enqueue(Q, b"loud").await.unwrap().id;
+    let loud = watcher
+        .enqueue(Q, b"loud", Default::default())
+        .await
+        .unwrap()
+        .id;
     let first = next(&mut sub).await;
     assert_eq!(
         (first.event.as_str(), first.job.as_str()),
@@ -175,14 +194,20 @@ async fn close_publishes_the_events_queued_before_it() {
     // Many verbs answered at once, then close at once: their events are
     // still queued for the publisher when close runs.
     let producer = connect(&server).await;
-    let batches: Vec<Vec<Vec<u8>>> = (0..40).map(|_| vec![b"x".to_vec(); 50]).collect();
+    let batches: Vec<Vec<(Vec<u8>, echomq::EnqueueOptions)>> = (0..40)
+        .map(|_| vec![(b"x".to_vec(), Default::default()); 50])
+        .collect();
     let calls = batches.iter().map(|b| producer.enqueue_many(Q, b));
     for answer in futures_util::future::join_all(calls).await {
         assert_eq!(answer.unwrap().len(), 50);
     }
     producer.close();
     assert_eq!(
-        producer.enqueue(Q, b"late").await.unwrap_err().kind(),
+        producer
+            .enqueue(Q, b"late", Default::default())
+            .await
+            .unwrap_err()
+            .kind(),
         echomq::ErrorKind::Closed
     );
     tokio::time::timeout(Duration::from_secs(10), producer.closed())
@@ -194,7 +219,12 @@ async fn close_publishes_the_events_queued_before_it() {
     tokio::task::spawn_blocking(move || {
         let producer = echomq::blocking::Client::connect(&url, ConnectOptions::default()).unwrap();
         for _ in 0..40 {
-            producer.enqueue_many(Q, &vec![b"x".to_vec(); 50]).unwrap();
+            producer
+                .enqueue_many(
+                    Q,
+                    &echomq::EnqueueOptions::defaults_for(&vec![b"x".to_vec(); 50]),
+                )
+                .unwrap();
         }
         producer.close();
     })
@@ -204,7 +234,7 @@ async fn close_publishes_the_events_queued_before_it() {
     // On a runtime's thread (a callback) the blocking close cannot wait; it
     // still closes, and still publishes in the background.
     let inside = connect(&server).await;
-    inside.enqueue(Q, b"x").await.unwrap();
+    inside.enqueue(Q, b"x", Default::default()).await.unwrap();
     echomq::blocking::Client::from_async(inside.clone()).close();
     assert!(inside.is_closed());
     assert_eq!(count_added(&mut sub).await, 1);
@@ -237,8 +267,16 @@ async fn a_rust_subscriber_follows_jobs_a_python_worker_processes() {
     let server = Server::start();
     let client = connect(&server).await;
     let mut sub = client.subscribe(Q).await.unwrap();
-    let ok = client.enqueue(Q, b"ok").await.unwrap().id;
-    let bad = client.enqueue(Q, b"fail").await.unwrap().id;
+    let ok = client
+        .enqueue(Q, b"ok", Default::default())
+        .await
+        .unwrap()
+        .id;
+    let bad = client
+        .enqueue(Q, b"fail", Default::default())
+        .await
+        .unwrap()
+        .id;
     // Killed when dropped, so a failed assertion leaves no worker behind.
     struct Killed(std::process::Child);
     impl Drop for Killed {
@@ -283,7 +321,10 @@ async fn the_subscriber_resubscribes_after_the_server_restarts() {
     let mut server = Server::start();
     let client = connect(&server).await;
     let mut sub = client.subscribe(Q).await.unwrap();
-    client.enqueue(Q, b"before").await.unwrap();
+    client
+        .enqueue(Q, b"before", Default::default())
+        .await
+        .unwrap();
     assert_eq!(next(&mut sub).await.event, "added");
     server.restart();
     // Publish until the re-subscribed connection hears one (messages sent
@@ -291,7 +332,7 @@ async fn the_subscriber_resubscribes_after_the_server_restarts() {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         assert!(Instant::now() < deadline, "never re-subscribed");
-        let _ = client.enqueue(Q, b"after").await;
+        let _ = client.enqueue(Q, b"after", Default::default()).await;
         if let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(200), sub.next()).await
         {
             assert_eq!(event.event, "added");
@@ -306,7 +347,12 @@ async fn wait_for_answers_completed_and_dead_settled_by_another_client() {
     let waiter = connect(&server).await;
     let other = connect(&server).await;
 
-    let id = waiter.enqueue(Q, b"w").await.unwrap().id.to_string();
+    let id = waiter
+        .enqueue(Q, b"w", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     let wait = {
         let (waiter, id) = (waiter.clone(), id.clone());
         tokio::spawn(async move { waiter.wait_for(Q, &id, Duration::from_secs(10)).await })
@@ -324,7 +370,12 @@ async fn wait_for_answers_completed_and_dead_settled_by_another_client() {
         Settled::Completed
     );
 
-    let dead = waiter.enqueue(Q, b"d").await.unwrap().id.to_string();
+    let dead = waiter
+        .enqueue(Q, b"d", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     let job = other.claim(Q, 5_000).await.unwrap().unwrap();
     other.retry(Q, &dead, job.token, 0, 1, "no").await.unwrap();
     assert_eq!(
@@ -338,7 +389,12 @@ async fn wait_for_answers_completed_and_dead_settled_by_another_client() {
     );
 
     // Still pending at the deadline: a timeout error.
-    let pending = waiter.enqueue(Q, b"p").await.unwrap().id.to_string();
+    let pending = waiter
+        .enqueue(Q, b"p", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     let e = waiter
         .wait_for(Q, &pending, Duration::from_millis(300))
         .await
@@ -364,10 +420,26 @@ fn fast() -> WorkerOptions {
 async fn worker_events_for_complete_retry_dead_and_lease_lost() {
     let server = Server::start();
     let client = connect(&server).await;
-    let ok = client.enqueue(Q, b"ok").await.unwrap().id;
-    let flaky = client.enqueue(Q, b"flaky").await.unwrap().id;
-    let doomed = client.enqueue(Q, b"doomed").await.unwrap().id;
-    let lost = client.enqueue(Q, b"lost").await.unwrap().id;
+    let ok = client
+        .enqueue(Q, b"ok", Default::default())
+        .await
+        .unwrap()
+        .id;
+    let flaky = client
+        .enqueue(Q, b"flaky", Default::default())
+        .await
+        .unwrap()
+        .id;
+    let doomed = client
+        .enqueue(Q, b"doomed", Default::default())
+        .await
+        .unwrap()
+        .id;
+    let lost = client
+        .enqueue(Q, b"lost", Default::default())
+        .await
+        .unwrap()
+        .id;
     let url = server.url();
     let worker = Worker::new(client.clone(), Q, fast(), move |job| {
         let url = url.clone();
@@ -442,8 +514,12 @@ async fn worker_events_for_complete_retry_dead_and_lease_lost() {
 async fn on_events_delivers_only_the_named_events() {
     let server = Server::start();
     let client = connect(&server).await;
-    client.enqueue(Q, b"ok").await.unwrap();
-    let doomed = client.enqueue(Q, b"doomed").await.unwrap().id;
+    client.enqueue(Q, b"ok", Default::default()).await.unwrap();
+    let doomed = client
+        .enqueue(Q, b"doomed", Default::default())
+        .await
+        .unwrap()
+        .id;
     let worker = Worker::new(client.clone(), Q, fast(), |job| async move {
         match job.payload.as_slice() {
             b"doomed" => Err(HandlerError::fatal("never")),
@@ -511,7 +587,7 @@ async fn the_reap_pump_reports_stalled_jobs_and_claim_failures_are_error_events(
     };
     let client = Client::connect(&server.url(), options).await.unwrap();
     let abandoned = client
-        .enqueue(Q, b"abandoned")
+        .enqueue(Q, b"abandoned", Default::default())
         .await
         .unwrap()
         .id
@@ -564,7 +640,12 @@ async fn the_stall_capped_reap_publishes_stalled_then_dead_at_the_cap() {
     let server = Server::start();
     let client = connect(&server).await;
     let mut sub = client.subscribe(Q).await.unwrap();
-    let id = client.enqueue(Q, b"poison").await.unwrap().id.to_string();
+    let id = client
+        .enqueue(Q, b"poison", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     assert_eq!(next(&mut sub).await.event, "added");
     // Its holder dies twice (claimed with a short lease, never settled); a
     // cap of 2 forgives the first stall.
@@ -610,9 +691,12 @@ async fn metrics_text_matches_counts_and_counts_this_process_workers() {
     let server = Server::start();
     let client = connect(&server).await;
     for p in ["ok", "ok", "bad", "later"] {
-        client.enqueue(Q, p).await.unwrap();
+        client.enqueue(Q, p, Default::default()).await.unwrap();
     }
-    client.enqueue_in(Q, b"s", 60_000).await.unwrap();
+    client
+        .enqueue(Q, b"s", echomq::EnqueueOptions::default().delay_ms(60_000))
+        .await
+        .unwrap();
     let worker = Worker::new(client.clone(), Q, fast(), |job| async move {
         match job.payload.as_slice() {
             b"bad" => Err(HandlerError::fatal("bad")),
@@ -631,7 +715,10 @@ async fn metrics_text_matches_counts_and_counts_this_process_workers() {
     }
     worker.stop();
     run.await.unwrap().unwrap();
-    client.enqueue(Q, b"waiting").await.unwrap();
+    client
+        .enqueue(Q, b"waiting", Default::default())
+        .await
+        .unwrap();
 
     let text = client.metrics_text(&[Q, "other"]).await.unwrap();
     let counts = client.counts(Q).await.unwrap();
@@ -683,9 +770,20 @@ async fn one_subscription_follows_several_queues_on_one_connection() {
             redis::Value::Int(1),
         ]
     );
-    let a = client.enqueue("many-a", b"x").await.unwrap().id;
-    let b = client.enqueue("many-b", b"y").await.unwrap().id;
-    client.enqueue("not-followed", b"z").await.unwrap();
+    let a = client
+        .enqueue("many-a", b"x", Default::default())
+        .await
+        .unwrap()
+        .id;
+    let b = client
+        .enqueue("many-b", b"y", Default::default())
+        .await
+        .unwrap()
+        .id;
+    client
+        .enqueue("not-followed", b"z", Default::default())
+        .await
+        .unwrap();
     let first = next(&mut sub).await;
     let second = next(&mut sub).await;
     assert_eq!(

@@ -65,7 +65,12 @@ async fn only_the_holder_writes_progress_and_it_is_published_after_the_write() {
     // Subscribed first, so the enqueue's `added` always arrives (subscribing
     // after it would race with its delivery).
     let mut sub = client.subscribe(Q).await.unwrap();
-    let id = client.enqueue(Q, b"p").await.unwrap().id.to_string();
+    let id = client
+        .enqueue(Q, b"p", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     assert_eq!(next_for(&mut sub, &id).await.event, "added");
 
     // Not held yet (pending): refused, nothing written, nothing published.
@@ -123,7 +128,12 @@ async fn only_the_holder_writes_progress_and_it_is_published_after_the_write() {
 async fn logs_are_capped_read_in_ranges_and_refused_once_the_job_is_gone() {
     let server = Server::start();
     let client = connect(&server).await;
-    let id = client.enqueue(Q, b"l").await.unwrap().id.to_string();
+    let id = client
+        .enqueue(Q, b"l", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     for n in 1..=5 {
         let len = client
             .log(Q, &id, &format!("line {n}"), Some(3))
@@ -146,7 +156,12 @@ async fn logs_are_capped_read_in_ranges_and_refused_once_the_job_is_gone() {
     let zero = client.log(Q, &id, "x", Some(0)).await.unwrap_err();
     assert_eq!(zero.kind(), ErrorKind::InvalidArgument);
     // Never logged: an empty list.
-    let other = client.enqueue(Q, b"o").await.unwrap().id.to_string();
+    let other = client
+        .enqueue(Q, b"o", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     assert!(client.logs(Q, &other, 0, -1).await.unwrap().is_empty());
 
     // Completed: the log is deleted with the row, and a late line is refused
@@ -172,7 +187,12 @@ async fn a_log_line_over_the_cap_is_refused_and_writes_nothing() {
         cap < echomq::defaults::MAX_PAYLOAD,
         "below the payload ceiling"
     );
-    let id = client.enqueue(Q, b"l").await.unwrap().id.to_string();
+    let id = client
+        .enqueue(Q, b"l", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     let over = "x".repeat(cap + 1);
     let err = client.log(Q, &id, &over, None).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
@@ -214,8 +234,24 @@ async fn every_path_that_deletes_a_row_deletes_its_log() {
         }
     };
     // complete_many
-    let a = logged(client.enqueue(Q, b"a").await.unwrap().id.to_string()).await;
-    let b = logged(client.enqueue(Q, b"b").await.unwrap().id.to_string()).await;
+    let a = logged(
+        client
+            .enqueue(Q, b"a", Default::default())
+            .await
+            .unwrap()
+            .id
+            .to_string(),
+    )
+    .await;
+    let b = logged(
+        client
+            .enqueue(Q, b"b", Default::default())
+            .await
+            .unwrap()
+            .id
+            .to_string(),
+    )
+    .await;
     let held = client.claim_many(Q, 2, 30_000).await.unwrap();
     let refs: Vec<(&str, u64)> = held.iter().map(|j| (j.id.as_str(), j.token)).collect();
     for verdict in client.complete_many(Q, &refs).await.unwrap() {
@@ -228,15 +264,31 @@ async fn every_path_that_deletes_a_row_deletes_its_log() {
         );
     }
     // remove (also deletes a kept result, should one exist)
-    let r = logged(client.enqueue(Q, b"r").await.unwrap().id.to_string()).await;
+    let r = logged(
+        client
+            .enqueue(Q, b"r", Default::default())
+            .await
+            .unwrap()
+            .id
+            .to_string(),
+    )
+    .await;
     let _: () = server.raw().set(result_key(&r), "old").unwrap();
     client.remove(Q, &r).await.unwrap();
     assert!(!exists(&server, &log_key(&r)) && !exists(&server, &result_key(&r)));
     // drain (pending and scheduled)
-    let d = logged(client.enqueue(Q, b"d").await.unwrap().id.to_string()).await;
+    let d = logged(
+        client
+            .enqueue(Q, b"d", Default::default())
+            .await
+            .unwrap()
+            .id
+            .to_string(),
+    )
+    .await;
     let s = logged(
         client
-            .enqueue_in(Q, b"s", 60_000)
+            .enqueue(Q, b"s", echomq::EnqueueOptions::default().delay_ms(60_000))
             .await
             .unwrap()
             .id
@@ -246,7 +298,15 @@ async fn every_path_that_deletes_a_row_deletes_its_log() {
     assert_eq!(client.drain(Q, true, None).await.unwrap(), 2);
     assert!(!exists(&server, &log_key(&d)) && !exists(&server, &log_key(&s)));
     // purge_dead
-    let x = logged(client.enqueue(Q, b"x").await.unwrap().id.to_string()).await;
+    let x = logged(
+        client
+            .enqueue(Q, b"x", Default::default())
+            .await
+            .unwrap()
+            .id
+            .to_string(),
+    )
+    .await;
     let job = client.claim(Q, 30_000).await.unwrap().unwrap();
     client.retry(Q, &x, job.token, 0, 1, "boom").await.unwrap();
     // A dead job keeps its log (it still has a row) until it is purged.
@@ -282,9 +342,24 @@ async fn a_worker_keeps_results_with_their_ttl_and_wait_for_result_answers_them(
         }
     })
     .unwrap();
-    let ok = client.enqueue(Q, b"a").await.unwrap().id.to_string();
-    let empty = client.enqueue(Q, b"nothing").await.unwrap().id.to_string();
-    let dead = client.enqueue(Q, b"fail").await.unwrap().id.to_string();
+    let ok = client
+        .enqueue(Q, b"a", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
+    let empty = client
+        .enqueue(Q, b"nothing", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
+    let dead = client
+        .enqueue(Q, b"fail", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     // Waiting starts before the worker runs: the wait is woken by events.
     let waiter = {
         let (client, ok) = (client.clone(), ok.clone());
@@ -381,8 +456,18 @@ async fn a_result_over_max_payload_fails_the_attempt_with_its_reason() {
         }
     })
     .unwrap();
-    let big = client.enqueue(Q, b"big").await.unwrap().id.to_string();
-    let ok = client.enqueue(Q, b"ok").await.unwrap().id.to_string();
+    let big = client
+        .enqueue(Q, b"big", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
+    let ok = client
+        .enqueue(Q, b"ok", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     let handle = worker.spawn();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while row(&server, &big).get("state").map(String::as_str) != Some("dead") {
@@ -433,7 +518,12 @@ async fn without_keep_result_ms_completion_deletes_everything_and_waiting_times_
         Ok(Some(b"dropped".to_vec()))
     })
     .unwrap();
-    let id = client.enqueue(Q, b"a").await.unwrap().id.to_string();
+    let id = client
+        .enqueue(Q, b"a", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     client.log(Q, &id, "one", None).await.unwrap();
     let handle = worker.spawn();
     let settled = client
@@ -447,7 +537,12 @@ async fn without_keep_result_ms_completion_deletes_everything_and_waiting_times_
     assert!(client.result(Q, &id).await.unwrap().is_none());
 
     // A job that stays pending: the wait times out.
-    let pending = client.enqueue("idle", b"p").await.unwrap().id.to_string();
+    let pending = client
+        .enqueue("idle", b"p", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     let timeout = client
         .wait_for_result("idle", &pending, Duration::from_millis(300))
         .await
@@ -470,7 +565,12 @@ async fn speaking_2_0_0_the_new_verbs_answer_unsupported_before_any_io() {
     )
     .await
     .unwrap();
-    let id = old.enqueue(Q, b"x").await.unwrap().id.to_string();
+    let id = old
+        .enqueue(Q, b"x", Default::default())
+        .await
+        .unwrap()
+        .id
+        .to_string();
     // Closing first proves no I/O happens: a verb that reached the wire
     // would answer *closed*.
     old.close();
@@ -521,8 +621,8 @@ async fn speaking_2_0_0_the_new_verbs_answer_unsupported_before_any_io() {
 async fn job_errors_carry_the_job_id_even_from_a_wire_refusal() {
     let server = Server::start();
     let client = connect(&server).await;
-    let a = client.enqueue(Q, "a").await.unwrap().id;
-    let b = client.enqueue(Q, "b").await.unwrap().id;
+    let a = client.enqueue(Q, "a", Default::default()).await.unwrap().id;
+    let b = client.enqueue(Q, "b", Default::default()).await.unwrap().id;
     let job = client.claim(Q, 60_000).await.unwrap().unwrap();
     assert_eq!(job.id, a);
     client

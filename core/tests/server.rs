@@ -39,7 +39,10 @@ fn server_ms(raw: &mut redis::Connection) -> u64 {
 async fn s01_enqueue_writes_exactly_three_fields_and_a_score_zero_member() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, b"hello\x00\xff").await.unwrap();
+    let e = client
+        .enqueue(Q, b"hello\x00\xff", Default::default())
+        .await
+        .unwrap();
     assert!(!e.duplicate);
     let mut raw = server.raw();
     let r = row(&mut raw, e.id.as_str());
@@ -58,14 +61,22 @@ async fn s02_duplicate_enqueue_leaves_the_row_untouched() {
     let id = echomq::id::mint_job_id();
     assert!(
         !client
-            .enqueue_with_id(Q, id.as_str(), "first")
+            .enqueue(
+                Q,
+                "first",
+                echomq::EnqueueOptions::default().id(id.as_str())
+            )
             .await
             .unwrap()
             .duplicate
     );
     assert!(
         client
-            .enqueue_with_id(Q, id.as_str(), "second")
+            .enqueue(
+                Q,
+                "second",
+                echomq::EnqueueOptions::default().id(id.as_str())
+            )
             .await
             .unwrap()
             .duplicate
@@ -80,7 +91,11 @@ async fn s03_foreign_namespace_is_refused_emqkind_and_nothing_is_written() {
     let server = Server::start();
     let client = connect(&server).await;
     let err = client
-        .enqueue_with_id(Q, "ORD0NgWEfAEJfs", "x")
+        .enqueue(
+            Q,
+            "x",
+            echomq::EnqueueOptions::default().id("ORD0NgWEfAEJfs"),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Kind);
@@ -97,7 +112,11 @@ async fn s04_browse_newest_first_and_by_mint_time() {
     let payloads: Vec<String> = (0..1000).map(|i| format!("p{i}")).collect();
     let mut ids = Vec::new();
     for chunk in payloads.chunks(250) {
-        for verdict in client.enqueue_many(Q, chunk).await.unwrap() {
+        for verdict in client
+            .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(chunk))
+            .await
+            .unwrap()
+        {
             ids.push(verdict.unwrap().id);
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -145,7 +164,7 @@ async fn s04_browse_newest_first_and_by_mint_time() {
 async fn s05_claim_mints_token_one_and_leases_on_the_server_clock() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "job").await.unwrap();
+    let e = client.enqueue(Q, "job", Default::default()).await.unwrap();
     let mut raw = server.raw();
     let before = server_ms(&mut raw);
     let job = client.claim(Q, 10_000).await.unwrap().unwrap();
@@ -169,7 +188,7 @@ async fn s05_claim_mints_token_one_and_leases_on_the_server_clock() {
 async fn s06_stale_complete_is_refused_and_the_right_token_retires_the_row() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "job").await.unwrap();
+    let e = client.enqueue(Q, "job", Default::default()).await.unwrap();
     let job = client.claim(Q, 10_000).await.unwrap().unwrap();
     let err = client.complete(Q, job.id.as_str(), 7).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Stale);
@@ -200,7 +219,7 @@ async fn s06_stale_complete_is_refused_and_the_right_token_retires_the_row() {
 async fn s07_retry_promote_claim_mints_token_two() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "job").await.unwrap();
+    let e = client.enqueue(Q, "job", Default::default()).await.unwrap();
     let job = client.claim(Q, 10_000).await.unwrap().unwrap();
     let outcome = client
         .retry(Q, job.id.as_str(), job.token, 60_000, 5, "boom")
@@ -243,7 +262,7 @@ async fn s07_retry_promote_claim_mints_token_two() {
 async fn s08_dead_letter_then_requeue() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "job").await.unwrap();
+    let e = client.enqueue(Q, "job", Default::default()).await.unwrap();
     let job = client.claim(Q, 10_000).await.unwrap().unwrap();
     let outcome = client
         .retry(Q, job.id.as_str(), job.token, 0, 1, "fatal: no such user")
@@ -292,7 +311,7 @@ async fn s08_dead_letter_then_requeue() {
 async fn s09_reap_makes_the_old_holder_stale_and_extend_answers_lease_lost() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "job").await.unwrap();
+    let e = client.enqueue(Q, "job", Default::default()).await.unwrap();
     let job = client.claim(Q, 30).await.unwrap().unwrap();
     tokio::time::sleep(Duration::from_millis(60)).await;
     assert_eq!(client.reap(Q, 100).await.unwrap(), 1);
@@ -391,14 +410,20 @@ async fn until_answered(client: &Client) {
 async fn s11_restart_refences_and_a_planted_mismatch_is_refused() {
     let mut server = Server::start();
     let client = connect(&server).await;
-    client.enqueue(Q, "before").await.unwrap();
+    client
+        .enqueue(Q, "before", Default::default())
+        .await
+        .unwrap();
     server.restart();
     // A call may still meet the dead socket (a connection error, never
     // replayed) before the driver notices; a read retried until it answers
     // proves the client reconnected, without betting on a sleep.
     until_answered(&client).await;
     // The reconnection re-fenced the empty keyspace; the write succeeds.
-    client.enqueue(Q, "after").await.unwrap();
+    client
+        .enqueue(Q, "after", Default::default())
+        .await
+        .unwrap();
     let mut raw = server.raw();
     let v: String = raw.get("{emq}:version").unwrap();
     assert_eq!(v, echomq::PROTOCOL_VERSION);
@@ -425,7 +450,7 @@ async fn s11_restart_refences_and_a_planted_mismatch_is_refused() {
     // Until the old socket is noticed dead, a call fails with a connection
     // error; the first reconnect fences and refuses.
     let err = loop {
-        let err = match client.enqueue(Q, "refused").await {
+        let err = match client.enqueue(Q, "refused", Default::default()).await {
             Err(err) => err,
             Ok(e) => panic!(
                 "enqueued {e:?} past a planted echomq:1.3.0; server now holds {:?}; \
@@ -449,9 +474,12 @@ async fn s12_script_flush_is_healed() {
     let client = connect(&server).await;
     let mut raw = server.raw();
     let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut raw).unwrap();
-    client.enqueue(Q, "one").await.unwrap();
+    client.enqueue(Q, "one", Default::default()).await.unwrap();
     let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut raw).unwrap();
-    let many = client.enqueue_many(Q, &["a", "b", "c"]).await.unwrap();
+    let many = client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&["a", "b", "c"]))
+        .await
+        .unwrap();
     assert!(many.iter().all(|v| v.is_ok()));
     assert_eq!(members(&mut raw, "pending").len(), 4);
 }
@@ -460,7 +488,7 @@ async fn s12_script_flush_is_healed() {
 async fn s13_paused_queue_claims_nothing() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "job").await.unwrap();
+    let e = client.enqueue(Q, "job", Default::default()).await.unwrap();
     client.pause(Q).await.unwrap();
     assert!(client.is_paused(Q).await.unwrap());
     assert!(client.claim(Q, 1000).await.unwrap().is_none());
@@ -481,7 +509,13 @@ async fn s14_sixteen_tasks_enqueue_ten_thousand_through_one_client() {
         tasks.push(tokio::spawn(async move {
             let mut ids = Vec::new();
             for i in 0..625 {
-                ids.push(client.enqueue(Q, format!("{t}:{i}")).await.unwrap().id);
+                ids.push(
+                    client
+                        .enqueue(Q, format!("{t}:{i}"), Default::default())
+                        .await
+                        .unwrap()
+                        .id,
+                );
             }
             ids
         }));
@@ -518,20 +552,24 @@ async fn bad_input_never_reaches_the_wire() {
         .query(&mut raw)
         .unwrap();
     assert_eq!(
-        client.enqueue("emq", "x").await.unwrap_err().kind(),
+        client
+            .enqueue("emq", "x", Default::default())
+            .await
+            .unwrap_err()
+            .kind(),
         ErrorKind::InvalidQueue
-    );
-    assert_eq!(
-        client.enqueue("a b", "x").await.unwrap_err().kind(),
-        ErrorKind::InvalidQueue
-    );
-    assert_eq!(
-        client.enqueue(Q, "123456789").await.unwrap_err().kind(),
-        ErrorKind::InvalidArgument
     );
     assert_eq!(
         client
-            .enqueue_many(Q, &["ok", "123456789"])
+            .enqueue("a b", "x", Default::default())
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidQueue
+    );
+    assert_eq!(
+        client
+            .enqueue(Q, "123456789", Default::default())
             .await
             .unwrap_err()
             .kind(),
@@ -539,7 +577,18 @@ async fn bad_input_never_reaches_the_wire() {
     );
     assert_eq!(
         client
-            .enqueue_with_id(Q, "JOB123", "x")
+            .enqueue_many(
+                Q,
+                &echomq::EnqueueOptions::defaults_for(&["ok", "123456789"])
+            )
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        client
+            .enqueue(Q, "x", echomq::EnqueueOptions::default().id("JOB123"))
             .await
             .unwrap_err()
             .kind(),
@@ -572,12 +621,22 @@ async fn remove_and_schedule() {
     let server = Server::start();
     let client = connect(&server).await;
     let mut raw = server.raw();
-    let later = client.enqueue_in(Q, "later", 60_000).await.unwrap();
+    let later = client
+        .enqueue(
+            Q,
+            "later",
+            echomq::EnqueueOptions::default().delay_ms(60_000),
+        )
+        .await
+        .unwrap();
     let r = row(&mut raw, later.id.as_str());
     assert_eq!(r["state"], b"scheduled");
     assert_eq!(r.len(), 3);
     let at = server_ms(&mut raw) + 1_000_000;
-    let fixed = client.enqueue_at(Q, "fixed", at).await.unwrap();
+    let fixed = client
+        .enqueue(Q, "fixed", echomq::EnqueueOptions::default().run_at_ms(at))
+        .await
+        .unwrap();
     assert_eq!(
         score(&mut raw, "schedule", fixed.id.as_str()),
         Some(at as f64)
@@ -585,7 +644,7 @@ async fn remove_and_schedule() {
     client.remove(Q, later.id.as_str()).await.unwrap();
     assert!(row(&mut raw, later.id.as_str()).is_empty());
     assert_eq!(members(&mut raw, "schedule"), vec![fixed.id.to_string()]);
-    let now = client.enqueue(Q, "now").await.unwrap();
+    let now = client.enqueue(Q, "now", Default::default()).await.unwrap();
     let job = client.claim(Q, 10_000).await.unwrap().unwrap();
     assert_eq!(job.id, now.id);
     assert_eq!(
@@ -623,7 +682,7 @@ fn blocking_facade_round_trip() {
     let server = Server::start();
     let client =
         echomq::blocking::Client::connect(&server.url(), ConnectOptions::default()).unwrap();
-    let e = client.enqueue(Q, "sync").unwrap();
+    let e = client.enqueue(Q, "sync", Default::default()).unwrap();
     let job = client.claim(Q, 1000).unwrap().unwrap();
     assert_eq!(job.id, e.id);
     client.complete(Q, job.id.as_str(), job.token).unwrap();
@@ -636,7 +695,10 @@ fn blocking_facade_round_trip() {
 async fn complete_many_checks_every_token_and_settles_the_rest() {
     let server = Server::start();
     let client = connect(&server).await;
-    client.enqueue_many(Q, &["a", "b", "c"]).await.unwrap();
+    client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&["a", "b", "c"]))
+        .await
+        .unwrap();
     let jobs = client.claim_many(Q, 3, 10_000).await.unwrap();
     assert_eq!(jobs.len(), 3);
     let gone = echomq::id::mint_job_id();
@@ -666,7 +728,11 @@ async fn empty_batches_answer_empty() {
     let server = Server::start();
     let client = connect(&server).await;
     let none: [&str; 0] = [];
-    assert!(client.enqueue_many(Q, &none).await.unwrap().is_empty());
+    assert!(client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&none))
+        .await
+        .unwrap()
+        .is_empty());
     assert!(client.complete_many(Q, &[]).await.unwrap().is_empty());
     assert!(client.extend_many(Q, &[], 1000).await.unwrap().is_empty());
 }
@@ -702,7 +768,10 @@ async fn unix_socket_urls_connect_and_fence() {
         }
     }
     let client = client.expect("connect over the unix socket");
-    let e = client.enqueue(Q, "over a socket").await.unwrap();
+    let e = client
+        .enqueue(Q, "over a socket", Default::default())
+        .await
+        .unwrap();
     let job = client.claim(Q, 1000).await.unwrap().unwrap();
     assert_eq!(job.id, e.id);
     let mut raw = redis::Client::open(url.as_str())
@@ -720,7 +789,10 @@ async fn unix_socket_urls_connect_and_fence() {
 async fn release_hands_held_jobs_back_to_pending_with_attempts_kept() {
     let server = Server::start();
     let client = connect(&server).await;
-    client.enqueue_many(Q, &["a", "b"]).await.unwrap();
+    client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&["a", "b"]))
+        .await
+        .unwrap();
     let jobs = client.claim_many(Q, 2, 30_000).await.unwrap();
     let (a, b) = (&jobs[0], &jobs[1]);
     let verdicts = client

@@ -176,7 +176,10 @@ async fn rediss_urls_verify_the_server_and_carry_the_protocol() {
     let client = Client::connect(&server.url(), short_timeouts())
         .await
         .expect("connect over TLS with the CA trusted");
-    let enqueued = client.enqueue(Q, "over tls").await.unwrap();
+    let enqueued = client
+        .enqueue(Q, "over tls", Default::default())
+        .await
+        .unwrap();
     let job = client.claim(Q, 1000).await.unwrap().unwrap();
     assert_eq!(job.id, enqueued.id);
     assert_eq!(job.payload, b"over tls");

@@ -80,7 +80,10 @@ async fn busy_is_retried_then_answered_as_unavailable() {
         .await
         .unwrap();
     let spinner = spin(&server, 400);
-    patient.enqueue("q", b"x").await.unwrap();
+    patient
+        .enqueue("q", b"x", Default::default())
+        .await
+        .unwrap();
     spinner.join().unwrap();
     assert_eq!(patient.counts("q").await.unwrap().pending, 1);
 }
@@ -100,7 +103,7 @@ async fn a_restarting_server_is_waited_for_within_the_connect_timeout() {
     .await
     .unwrap();
     let short = Client::connect(&server.url(), options(300)).await.unwrap();
-    client.enqueue("q", b"x").await.unwrap();
+    client.enqueue("q", b"x", Default::default()).await.unwrap();
     short.counts("q").await.unwrap();
     server.stop();
 
@@ -121,9 +124,9 @@ async fn a_restarting_server_is_waited_for_within_the_connect_timeout() {
         server.restart();
         server
     });
-    let mut answer = client.enqueue("q", b"y").await;
+    let mut answer = client.enqueue("q", b"y", Default::default()).await;
     if matches!(&answer, Err(e) if e.kind() == ErrorKind::Connection) {
-        answer = client.enqueue("q", b"y").await;
+        answer = client.enqueue("q", b"y", Default::default()).await;
     }
     answer.unwrap();
     let server = restart.join().unwrap();

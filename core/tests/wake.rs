@@ -88,7 +88,10 @@ async fn a_hint_wakes_a_parked_worker() {
     let running = start(&worker);
     parked(&server).await;
     for n in 1..=3 {
-        client.enqueue(Q, "hello").await.unwrap();
+        client
+            .enqueue(Q, "hello", Default::default())
+            .await
+            .unwrap();
         // Far below the minute-long fallback: only the hint can explain it.
         assert!(
             within(Duration::from_secs(10), || started.load(Ordering::SeqCst)
@@ -209,7 +212,7 @@ async fn the_claim_keeps_the_wake_list_honest() {
     let mut raw = server.raw();
     // A producer's hint: one token per enqueue, the list trimmed to 64.
     for _ in 0..70 {
-        client.enqueue(Q, "x").await.unwrap();
+        client.enqueue(Q, "x", Default::default()).await.unwrap();
     }
     let tokens: u64 = raw.llen(WAKE).unwrap();
     assert_eq!(tokens, 64);
@@ -230,7 +233,7 @@ async fn the_claim_keeps_the_wake_list_honest() {
     assert_eq!(rest.len(), 50);
     assert!(!raw.exists::<_, bool>(WAKE).unwrap());
     // Pause drops them too; resume hints again.
-    client.enqueue(Q, "y").await.unwrap();
+    client.enqueue(Q, "y", Default::default()).await.unwrap();
     client.pause(Q).await.unwrap();
     assert!(client.claim_many(Q, 1, 60_000).await.unwrap().is_empty());
     assert!(!raw.exists::<_, bool>(WAKE).unwrap());
@@ -251,7 +254,7 @@ async fn a_2_0_0_client_touches_no_wake_key_and_still_works() {
     )
     .await
     .unwrap();
-    old.enqueue(Q, "old").await.unwrap();
+    old.enqueue(Q, "old", Default::default()).await.unwrap();
     let mut raw = server.raw();
     assert!(!raw.exists::<_, bool>(WAKE).unwrap());
     let (worker, started) = counting_worker(&old, 60_000);
@@ -261,7 +264,7 @@ async fn a_2_0_0_client_touches_no_wake_key_and_still_works() {
             == 1)
         .await
     );
-    old.enqueue(Q, "again").await.unwrap();
+    old.enqueue(Q, "again", Default::default()).await.unwrap();
     // The 2.0.0 worker polls (idle_max_ms), never parks on the wake list.
     assert!(
         within(Duration::from_secs(10), || started.load(Ordering::SeqCst)
@@ -320,7 +323,10 @@ async fn the_parked_worker_queues_its_claim_behind_the_blpop() {
         field("qbuf=") > 0,
         "nothing queued behind the BLPOP: {blocked}"
     );
-    client.enqueue(Q, "hello").await.unwrap();
+    client
+        .enqueue(Q, "hello", Default::default())
+        .await
+        .unwrap();
     assert!(
         within(Duration::from_secs(10), || started.load(Ordering::SeqCst)
             == 1)
@@ -385,7 +391,10 @@ async fn a_queued_claim_refused_with_noscript_is_sent_again() {
     parked_with_its_claim(&server).await;
     let mut raw = server.raw();
     let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut raw).unwrap();
-    client.enqueue(Q, "after the flush").await.unwrap();
+    client
+        .enqueue(Q, "after the flush", Default::default())
+        .await
+        .unwrap();
     assert!(
         within(Duration::from_secs(10), || started.load(Ordering::SeqCst)
             == 1)
@@ -515,7 +524,10 @@ async fn a_slow_worker_holds_no_more_than_its_slots_and_its_settlements() {
     let client = connect(&server).await;
     let jobs = 8u64;
     let payloads: Vec<String> = (0..jobs).map(|i| i.to_string()).collect();
-    client.enqueue_many(Q, &payloads).await.unwrap();
+    client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&payloads))
+        .await
+        .unwrap();
     // finished: handlers that returned; settled: completions the server applied.
     let finished = Arc::new(AtomicUsize::new(0));
     let settled = Arc::new(AtomicUsize::new(0));
@@ -571,7 +583,10 @@ async fn an_explicit_prefetch_still_claims_ahead() {
     let server = Server::start();
     let client = connect(&server).await;
     let payloads: Vec<String> = (0..20).map(|i| i.to_string()).collect();
-    client.enqueue_many(Q, &payloads).await.unwrap();
+    client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&payloads))
+        .await
+        .unwrap();
     let options = WorkerOptions {
         concurrency: 2,
         prefetch: Some(3),
@@ -609,7 +624,11 @@ async fn a_write_that_writes_nothing_leaves_no_wake_token() {
     };
     // Refused by the script (an id of another kind): no row, no token.
     let err = client
-        .enqueue_with_id(Q, "ORD0NgWEfAEJfs", "x")
+        .enqueue(
+            Q,
+            "x",
+            echomq::EnqueueOptions::default().id("ORD0NgWEfAEJfs"),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.kind(), echomq::ErrorKind::Kind);
@@ -618,10 +637,10 @@ async fn a_write_that_writes_nothing_leaves_no_wake_token() {
         .unwrap());
     no_token(&mut raw, "an enqueue refused EMQKIND");
     let err = client
-        .enqueue_with(
+        .enqueue(
             Q,
             "x",
-            &echomq::EnqueueOptions {
+            echomq::EnqueueOptions {
                 id: Some("ORD0NgWEfAEJfs".into()),
                 delay_ms: Some(60_000),
                 ..Default::default()
@@ -633,7 +652,11 @@ async fn a_write_that_writes_nothing_leaves_no_wake_token() {
     no_token(&mut raw, "a schedule refused EMQKIND");
     // An empty batch wrote nothing.
     let none: &[&str] = &[];
-    assert!(client.enqueue_many(Q, none).await.unwrap().is_empty());
+    assert!(client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(none))
+        .await
+        .unwrap()
+        .is_empty());
     no_token(&mut raw, "an empty enqueue_many");
     // A job that was written hints; its duplicates do not.
     let id = echomq::id::mint_job_id();
@@ -641,18 +664,21 @@ async fn a_write_that_writes_nothing_leaves_no_wake_token() {
         dedup_id: Some("once".into()),
         ..Default::default()
     };
-    let first = client.enqueue_with(Q, "a", &dedup).await.unwrap();
-    client.enqueue_with_id(Q, id.as_str(), "b").await.unwrap();
+    let first = client.enqueue(Q, "a", dedup.clone()).await.unwrap();
+    client
+        .enqueue(Q, "b", echomq::EnqueueOptions::default().id(id.as_str()))
+        .await
+        .unwrap();
     let tokens: u64 = raw.llen(WAKE).unwrap();
     assert_eq!(tokens, 2, "one token per written job");
     let _: () = raw.del(WAKE).unwrap();
-    let again = client.enqueue_with(Q, "a", &dedup).await.unwrap();
+    let again = client.enqueue(Q, "a", dedup.clone()).await.unwrap();
     assert!(again.duplicate);
     assert_eq!(again.id, first.id);
     no_token(&mut raw, "a deduplicated enqueue");
     assert!(
         client
-            .enqueue_with_id(Q, id.as_str(), "b")
+            .enqueue(Q, "b", echomq::EnqueueOptions::default().id(id.as_str()))
             .await
             .unwrap()
             .duplicate

@@ -73,7 +73,10 @@ fn token_recording_worker(
 /// stop it once 5 are claimed, and answer its stats after the drain.
 async fn stop_while_busy(client: &Client, prefetch: Option<usize>) -> echomq::WorkerStats {
     let payloads: Vec<String> = (0..40).map(|i| i.to_string()).collect();
-    client.enqueue_many(Q, &payloads).await.unwrap();
+    client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&payloads))
+        .await
+        .unwrap();
     let options = WorkerOptions {
         concurrency: 5,
         prefetch,
@@ -101,7 +104,11 @@ async fn every_job_is_processed_exactly_once() {
     let client = connect(&server).await;
     let n = 300;
     let payloads: Vec<String> = (0..n).map(|i| i.to_string()).collect();
-    for v in client.enqueue_many(Q, &payloads).await.unwrap() {
+    for v in client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&payloads))
+        .await
+        .unwrap()
+    {
         v.unwrap();
     }
     let seen: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
@@ -151,7 +158,10 @@ async fn every_job_is_processed_exactly_once() {
 async fn a_failing_handler_is_retried_then_dead_lettered_with_its_message() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "doomed").await.unwrap();
+    let e = client
+        .enqueue(Q, "doomed", Default::default())
+        .await
+        .unwrap();
     let options = WorkerOptions {
         max_attempts: 3,
         ..fast()
@@ -178,9 +188,15 @@ async fn a_failing_handler_is_retried_then_dead_lettered_with_its_message() {
 async fn fatal_errors_and_panics_are_failures_not_crashes() {
     let server = Server::start();
     let client = connect(&server).await;
-    let fatal = client.enqueue(Q, "fatal").await.unwrap();
-    let panics = client.enqueue(Q, "panic").await.unwrap();
-    let ok = client.enqueue(Q, "ok").await.unwrap();
+    let fatal = client
+        .enqueue(Q, "fatal", Default::default())
+        .await
+        .unwrap();
+    let panics = client
+        .enqueue(Q, "panic", Default::default())
+        .await
+        .unwrap();
+    let ok = client.enqueue(Q, "ok", Default::default()).await.unwrap();
     let options = WorkerOptions {
         max_attempts: 2,
         ..fast()
@@ -213,7 +229,7 @@ async fn fatal_errors_and_panics_are_failures_not_crashes() {
 async fn heartbeats_keep_a_long_handler_from_being_reaped() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "slow").await.unwrap();
+    let e = client.enqueue(Q, "slow", Default::default()).await.unwrap();
     // The handler runs three times the lease; the pumps reap every 20 ms.
     let options = WorkerOptions {
         lease_ms: 300,
@@ -237,7 +253,10 @@ async fn heartbeats_keep_a_long_handler_from_being_reaped() {
 async fn a_crashed_holders_job_is_recovered_by_the_reaper() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "orphan").await.unwrap();
+    let e = client
+        .enqueue(Q, "orphan", Default::default())
+        .await
+        .unwrap();
     // A "worker" claims it and dies without settling.
     let orphan = client.claim(Q, 200).await.unwrap().unwrap();
     assert_eq!(orphan.token, 1);
@@ -311,7 +330,10 @@ async fn without_prefetch_a_stop_leaves_only_unclaimed_jobs_pending() {
 async fn handlers_past_the_grace_period_are_released_to_pending() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue(Q, "stuck").await.unwrap();
+    let e = client
+        .enqueue(Q, "stuck", Default::default())
+        .await
+        .unwrap();
     let options = WorkerOptions {
         shutdown_grace_ms: 100,
         ..fast()
@@ -342,7 +364,9 @@ fn blocking_handlers_run_on_the_blocking_pool() {
     let client =
         echomq::blocking::Client::connect(&server.url(), ConnectOptions::default()).unwrap();
     for i in 0..50 {
-        client.enqueue(Q, format!("{i}")).unwrap();
+        client
+            .enqueue(Q, format!("{i}"), Default::default())
+            .unwrap();
     }
     let worker = Worker::new_blocking(client.as_async().clone(), Q, fast(), |job| {
         std::thread::sleep(Duration::from_millis(2));
@@ -438,7 +462,10 @@ async fn child_worker_process() {
 async fn a_sigkilled_worker_process_loses_nothing() {
     let server = Server::start();
     let client = connect(&server).await;
-    let e = client.enqueue("kill", "orphan").await.unwrap();
+    let e = client
+        .enqueue("kill", "orphan", Default::default())
+        .await
+        .unwrap();
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -476,7 +503,10 @@ async fn batch_handlers_get_bounded_batches_and_answer_per_job() {
     let server = Server::start();
     let client = connect(&server).await;
     let payloads: Vec<String> = (0..100).map(|i| i.to_string()).collect();
-    client.enqueue_many(Q, &payloads).await.unwrap();
+    client
+        .enqueue_many(Q, &echomq::EnqueueOptions::defaults_for(&payloads))
+        .await
+        .unwrap();
     let options = WorkerOptions {
         concurrency: 16,
         handler_batch: 8,

@@ -30,7 +30,7 @@ async fn start(login_backoff: Option<Duration>) -> Dashboard {
     let client = echomq::Client::connect(&server.url(), Default::default())
         .await
         .unwrap();
-    client.enqueue(Q, b"x").await.unwrap();
+    client.enqueue(Q, b"x", Default::default()).await.unwrap();
     let mut options = DashboardOptions::new(vec![Q.into()]);
     options.listen = "127.0.0.1:0".parse().unwrap();
     options.token = Some(TOKEN.into());

@@ -111,7 +111,11 @@ async fn enqueue_bulk(client: &Client, a: &Args) {
         }
         let (client, q, chunk) = (client.clone(), a.queue.clone(), chunk.to_vec());
         inflight.spawn(async move {
-            for verdict in client.enqueue_many(&q, &chunk).await.expect("enqueue_many") {
+            for verdict in client
+                .enqueue_many(&q, &echomq::EnqueueOptions::defaults_for(&chunk))
+                .await
+                .expect("enqueue_many")
+            {
                 verdict.expect("enqueue");
             }
         });
@@ -193,7 +197,7 @@ async fn main() {
             let start = Instant::now();
             for i in 0..a.n {
                 client
-                    .enqueue(&a.queue, payload(i, a.payload_size))
+                    .enqueue(&a.queue, payload(i, a.payload_size), Default::default())
                     .await
                     .expect("enqueue");
             }
@@ -230,7 +234,7 @@ async fn main() {
                 let due = start + interval * i as u32;
                 tokio::time::sleep_until(due.into()).await;
                 client
-                    .enqueue(&a.queue, payload(i, a.payload_size))
+                    .enqueue(&a.queue, payload(i, a.payload_size), Default::default())
                     .await
                     .expect("enqueue");
             }
@@ -324,7 +328,7 @@ async fn main() {
             let start = Instant::now();
             for i in 0..a.n {
                 client
-                    .enqueue(&a.queue, payload(i, a.payload_size))
+                    .enqueue(&a.queue, payload(i, a.payload_size), Default::default())
                     .await
                     .expect("enqueue");
                 wait_for(&worker, i as u64 + 1).await;

@@ -335,13 +335,41 @@ pub async fn enqueue(ctx: &Ctx, a: EnqueueArgs) -> Result<i32, Fail> {
     };
     let client = ctx.connect().await?;
     let (answer, run_at) = match (a.at, a.delay, &a.id) {
-        (Some(at), _, _) => (client.enqueue_at(&a.queue, &payload, at).await?, Some(at)),
+        (Some(at), _, _) => (
+            client
+                .enqueue(
+                    &a.queue,
+                    &payload,
+                    echomq::EnqueueOptions::default().run_at_ms(at),
+                )
+                .await?,
+            Some(at),
+        ),
         (_, Some(d), _) => {
             let ms = d.as_millis() as u64;
-            (client.enqueue_in(&a.queue, &payload, ms).await?, None)
+            (
+                client
+                    .enqueue(
+                        &a.queue,
+                        &payload,
+                        echomq::EnqueueOptions::default().delay_ms(ms),
+                    )
+                    .await?,
+                None,
+            )
         }
-        (_, _, Some(id)) => (client.enqueue_with_id(&a.queue, id, &payload).await?, None),
-        _ => (client.enqueue(&a.queue, &payload).await?, None),
+        (_, _, Some(id)) => (
+            client
+                .enqueue(&a.queue, &payload, echomq::EnqueueOptions::default().id(id))
+                .await?,
+            None,
+        ),
+        _ => (
+            client
+                .enqueue(&a.queue, &payload, Default::default())
+                .await?,
+            None,
+        ),
     };
     let state = if a.at.is_some() || a.delay.is_some() {
         "scheduled"
