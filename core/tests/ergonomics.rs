@@ -158,7 +158,7 @@ async fn enqueue_options_cover_now_later_and_a_chosen_id() {
     let c = q.counts().await.unwrap();
     assert_eq!((c.pending, c.scheduled), (0, 2));
 
-    // A chosen id now: enqueue_with_id.
+    // A chosen id now.
     let now_id = echomq::id::mint_job_id().to_string();
     let now = EnqueueOptions {
         id: Some(now_id.clone()),
@@ -174,6 +174,67 @@ async fn enqueue_options_cover_now_later_and_a_chosen_id() {
             .as_str(),
         now_id
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_carries_each_items_own_options() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let taken = echomq::id::mint_job_id().to_string();
+    client
+        .enqueue("mix", "first", EnqueueOptions::default().id(taken.clone()))
+        .await
+        .unwrap();
+    let chosen = echomq::id::mint_job_id().to_string();
+    let items = vec![
+        ("plain", EnqueueOptions::default()),
+        ("later", EnqueueOptions::default().delay_ms(60_000)),
+        ("at", EnqueueOptions::default().run_at_ms(4_102_444_800_000)),
+        ("chosen", EnqueueOptions::default().id(chosen.clone())),
+        ("again", EnqueueOptions::default().id(taken.clone())),
+        ("dedup-1", EnqueueOptions::default().dedup_id("d1")),
+        ("dedup-2", EnqueueOptions::default().dedup_id("d1")),
+    ];
+    let out: Vec<_> = client
+        .enqueue_many("mix", &items)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let dup: Vec<bool> = out.iter().map(|e| e.duplicate).collect();
+    assert_eq!(dup, [false, false, false, false, true, false, true]);
+    assert_eq!(out[3].id.as_str(), chosen);
+    assert_eq!(out[4].id.as_str(), taken);
+    // The second dedup item answers the first's job.
+    assert_eq!(out[6].id, out[5].id);
+    // The wire: pending holds plain, chosen, the earlier row and one dedup
+    // job; the schedule holds the two timed ones, at their times.
+    let c = client.counts("mix").await.unwrap();
+    assert_eq!((c.pending, c.scheduled), (4, 2));
+    assert_eq!(
+        zscore(&server, "emq:{mix}:schedule", out[2].id.as_str()),
+        Some(4_102_444_800_000.0)
+    );
+    assert!(zscore(&server, "emq:{mix}:schedule", out[1].id.as_str()).is_some());
+    let holder: String = redis::cmd("GET")
+        .arg("emq:{mix}:de:d1")
+        .query(&mut server.raw())
+        .unwrap();
+    assert_eq!(holder, out[5].id.as_str());
+    let again = client.job("mix", &taken).await.unwrap().unwrap();
+    assert_eq!(again.payload, b"first".to_vec(), "a duplicate is untouched");
+
+    // One bad item refuses the batch before anything is sent.
+    let bad = vec![
+        ("ok", EnqueueOptions::default()),
+        ("bad", EnqueueOptions::default().delay_ms(1).run_at_ms(1)),
+    ];
+    let err = client.enqueue_many("mix", &bad).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.message().starts_with("item 1: "), "{}", err.message());
+    let after = client.counts("mix").await.unwrap();
+    assert_eq!((after.pending, after.scheduled), (4, 2), "nothing written");
 }
 
 #[tokio::test(flavor = "multi_thread")]
