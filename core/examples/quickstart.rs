@@ -14,17 +14,14 @@ async fn main() -> echomq::Result<()> {
 
     for i in 0..5 {
         let receipt = emails
-            .enqueue(format!("hello #{i}"), Default::default())
+            .enqueue(format!("hello #{i}"), EnqueueOptions::default())
             .await?;
         println!("enqueued {}", receipt.id);
     }
-    let later = EnqueueOptions {
-        delay_ms: Some(60_000),
-        ..EnqueueOptions::default()
-    };
+    let later = EnqueueOptions::default().delay_ms(60_000);
     println!(
         "scheduled {}",
-        emails.enqueue("in a minute", later.clone()).await?.id
+        emails.enqueue("in a minute", later).await?.id
     );
 
     let worker = Worker::new(

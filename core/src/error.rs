@@ -272,7 +272,7 @@ pub enum WriteState {
     /// send it again (with the same id).
     NotWritten,
     /// Could not be told (the check failed, or the server may still run
-    /// it): send it again with the same id; `enqueue_with_id` answers
+    /// it): send it again with the same id (`EnqueueOptions::id`), which answers
     /// `duplicate` if it had been written.
     Unknown,
 }
@@ -358,7 +358,7 @@ impl Error {
             ErrorKind::PartialBatch,
             format!(
                 "batch cut short after {written} of {} items were written ({cause}); \
-                 resend the others with enqueue_with_id and their ids",
+                 resend the others with enqueue and their ids as the id option",
                 items.len()
             ),
         )
