@@ -126,7 +126,7 @@ fn a_connection_the_server_ended_is_reopened_and_fenced_again() {
     let n: u64 = raw.zcard(PENDING).unwrap();
     assert_eq!(n, 2);
 
-    raise_the_fence_and_end_connections(&mut raw);
+    raise_the_fence_and_end_connections(&mut raw, NAME);
     let e = enqueue(&client, b"refused").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::VersionFence, "{e}");
     let n: u64 = raw.zcard(PENDING).unwrap();

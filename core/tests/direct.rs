@@ -150,7 +150,7 @@ fn a_reopened_connection_is_fenced_again() {
     let client = connect(&server);
     until_direct(&client, 0);
     client.enqueue(Q, b"fenced", Default::default()).unwrap();
-    raise_the_fence_and_end_connections(&mut raw);
+    raise_the_fence_and_end_connections(&mut raw, "emq-direct-test");
     let e = client
         .enqueue(Q, b"refused", Default::default())
         .unwrap_err();

@@ -46,17 +46,18 @@ pub fn wait_for_connections_named(raw: &mut redis::Connection, name: &str, n: us
     assert_eq!(shown, n, "connections named {name}");
 }
 
-/// Write a future major into the fence key and end every other connection
-/// (then give the clients a moment to see the end): the next call of any
-/// client must reconnect, re-fence and be refused.
-pub fn raise_the_fence_and_end_connections(raw: &mut redis::Connection) {
+/// Write a future major into the fence key and end every other connection,
+/// then wait until the server shows none named `name` left (the state the
+/// next call meets: its connection is gone, so it must reconnect, re-fence
+/// and be refused).
+pub fn raise_the_fence_and_end_connections(raw: &mut redis::Connection, name: &str) {
     let _: () = redis::cmd("SET")
         .arg("{emq}:version")
         .arg("echomq:9.0.0")
         .query(raw)
         .unwrap();
     kill_all_but_me(raw);
-    std::thread::sleep(Duration::from_millis(50));
+    wait_for_connections_named(raw, name, 0);
 }
 
 /// A port nothing listens on right now.
