@@ -10,7 +10,14 @@ workspace_version() {
   sed -n '/^\[workspace\.package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' "$ROOT/Cargo.toml"
 }
 
-say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+# Every heading carries the time since the outermost script started (EMQ_T0 is
+# inherited by the suites it runs), so a log shows where the minutes go.
+: "${EMQ_T0:=$(date +%s)}"
+export EMQ_T0
+say() {
+  local t=$(($(date +%s) - EMQ_T0))
+  printf '\n\033[1m==> [%02d:%02d] %s\033[0m\n' $((t / 60)) $((t % 60)) "$*"
+}
 
 apt_ready=0
 apt_install() {  # apt_install PKG... : install Debian packages that are missing
