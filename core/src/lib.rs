@@ -20,48 +20,93 @@
 
 #![deny(missing_docs)]
 
-mod admin;
-mod browse_page;
-pub mod caller;
-mod client;
-mod conn;
+// base (core/src/base/)
+#[path = "base/defaults.rs"]
 pub mod defaults;
-pub mod direct;
+#[path = "base/error.rs"]
 mod error;
-mod fence;
+#[path = "base/id.rs"]
+pub mod id;
+#[path = "base/logging.rs"]
+pub mod logging;
+#[path = "base/option_schema.rs"]
 pub mod option_schema;
+#[path = "base/options.rs"]
 mod options;
-pub mod queue;
-mod queue_events;
+#[path = "base/redact.rs"]
 pub mod redact;
+#[path = "base/runtime.rs"]
+pub mod runtime;
+#[path = "base/spin_wait.rs"]
 mod spin_wait;
-mod transport;
+#[path = "base/types.rs"]
 mod types;
-mod verb_options;
+#[path = "base/wire.rs"]
 mod wire;
 
-mod dedup;
-mod limits;
-mod progress;
-pub mod repeat;
-mod results;
-mod stall;
-mod upgrade;
-
-pub mod blocking;
-pub mod health;
-pub mod id;
+// protocol (core/src/protocol/)
+#[path = "protocol/conn.rs"]
+mod conn;
+#[path = "protocol/fence.rs"]
+mod fence;
+#[path = "protocol/keys.rs"]
 pub mod keys;
-pub mod logging;
-pub mod metrics;
-pub mod probe;
+#[path = "protocol/queue_events.rs"]
+mod queue_events;
+#[path = "protocol/replies.rs"]
 #[doc(hidden)]
 pub mod replies;
-pub mod runtime;
+#[path = "protocol/scripts.rs"]
 pub mod scripts;
+#[path = "protocol/server_info.rs"]
 pub mod server_info;
+#[path = "protocol/slot.rs"]
 pub mod slot;
+#[path = "protocol/transport.rs"]
+mod transport;
+
+// verbs (core/src/verbs/)
+#[path = "verbs/admin.rs"]
+mod admin;
+#[path = "verbs/blocking.rs"]
+pub mod blocking;
+#[path = "verbs/browse_page.rs"]
+mod browse_page;
+#[path = "verbs/caller.rs"]
+pub mod caller;
+#[path = "verbs/client.rs"]
+mod client;
+#[path = "verbs/dedup.rs"]
+mod dedup;
+#[path = "verbs/direct.rs"]
+pub mod direct;
+#[path = "verbs/limits.rs"]
+mod limits;
+#[path = "verbs/progress.rs"]
+mod progress;
+#[path = "verbs/queue.rs"]
+pub mod queue;
+#[path = "verbs/repeat.rs"]
+pub mod repeat;
+#[path = "verbs/results.rs"]
+mod results;
+#[path = "verbs/stall.rs"]
+mod stall;
+#[path = "verbs/verb_options.rs"]
+mod verb_options;
+
+// worker (core/src/worker/)
 pub mod worker;
+
+// ops (core/src/ops/)
+#[path = "ops/health.rs"]
+pub mod health;
+#[path = "ops/metrics.rs"]
+pub mod metrics;
+#[path = "ops/probe.rs"]
+pub mod probe;
+#[path = "ops/upgrade.rs"]
+mod upgrade;
 
 pub use admin::{DeadBound, JobView, BATCH as ADMIN_BATCH};
 pub use browse_page::{BrowseEntry, BrowsePage, MAX_PAGE};
