@@ -21,6 +21,8 @@
 #![deny(missing_docs)]
 
 // base (core/src/base/)
+#[path = "base/branded.rs"]
+mod branded;
 #[path = "base/defaults.rs"]
 pub mod defaults;
 #[path = "base/error.rs"]

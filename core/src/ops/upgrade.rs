@@ -157,7 +157,7 @@ impl Client {
             return Ok(report);
         }
         if found != from.as_str() {
-            return Err(Error::version_fence(&found, from));
+            return Err(Error::version_fence(&found, from.as_str()));
         }
         on_step(UpgradeStep::RecordChecked { found: &found });
         let scratch = scratch_queue_name(self.node_id())?;
@@ -189,7 +189,7 @@ impl Client {
         let (moved, value): (u64, String) = redis::from_redis_value(answer)?;
         if moved != 1 {
             // Another operator (or runtime) changed the record under us.
-            return Err(Error::version_fence(&value, from));
+            return Err(Error::version_fence(&value, from.as_str()));
         }
         report.upgraded = true;
         on_step(UpgradeStep::RecordSet);
