@@ -127,12 +127,8 @@ pub use stall::Reaped;
 pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
 pub use upgrade::{UpgradeReport, UpgradeStep};
 pub use verb_options::{BrowseOptions, EnqueueOptions, RetryOptions};
-pub use wire::WireVersion;
+pub use wire::{WireVersion, PROTOCOL_VERSION};
 pub use worker::{
     Backoff, HandlerError, Output, Verdict, Worker, WorkerEvent, WorkerHandle, WorkerOptions,
     WorkerStats,
 };
-
-/// The newest wire protocol this client speaks (its default); the value of
-/// `{emq}:version` it fences. See [`WireVersion`] for speaking an older one.
-pub const PROTOCOL_VERSION: &str = "echomq:2.1.0";

@@ -20,13 +20,10 @@ use crate::id::{self, BrandedId};
 use crate::keys::{self, QueueKeys, BUNDLE_KEY, VERSION_KEY};
 use crate::repeat::{repeat_job_id, RepeatOptions};
 use crate::scripts;
+use crate::transport::LIB_NAME;
 use crate::types::JobState;
 use crate::wire::WireVersion;
 use crate::EnqueueOptions;
-
-/// The `CLIENT SETINFO LIB-NAME` every connection of this client sends; its
-/// `LIB-VER` is the wire version the connection speaks.
-pub(crate) const LIB_NAME: &str = "echomq";
 
 /// What [`Client::upgrade_protocol`] found and did.
 #[derive(Debug, Clone, PartialEq, Eq)]

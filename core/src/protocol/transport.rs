@@ -38,6 +38,11 @@ use crate::fence::{self, BundleMismatch};
 use crate::options::ConnectOptions;
 use crate::scripts::Script;
 
+/// The `CLIENT SETINFO LIB-NAME` every connection of this client sends in
+/// its handshake; its `LIB-VER` is the wire version the connection speaks
+/// (the upgrade verb reads them back from `CLIENT LIST`).
+pub(crate) const LIB_NAME: &str = "echomq";
+
 /// How long transient states are retried when `response_timeout` is `None`.
 const RETRY_BUDGET_WITHOUT_TIMEOUT: Duration = Duration::from_secs(30);
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
@@ -409,7 +414,7 @@ impl Transport {
         let _: redis::RedisResult<()> = redis::cmd("CLIENT")
             .arg("SETINFO")
             .arg("LIB-NAME")
-            .arg(crate::upgrade::LIB_NAME)
+            .arg(LIB_NAME)
             .query_async(single)
             .await;
         let _: redis::RedisResult<()> = redis::cmd("CLIENT")
