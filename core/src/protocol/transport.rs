@@ -98,7 +98,15 @@ pub(crate) struct Transport {
     born: Instant,
     /// Threads' own transports for this one's client ([`crate::direct`]):
     /// closed with it, so a closed or dropped client leaves none open.
-    companions: Mutex<Vec<std::sync::Weak<crate::direct::Slot>>>,
+    companions: Mutex<Vec<std::sync::Weak<dyn Companion>>>,
+}
+
+/// A connection that closes with a transport: a thread's own connection for
+/// the same client ([`crate::direct`]'s slot, which adopts itself here). The
+/// transport holds it weakly and knows it only by this.
+pub(crate) trait Companion: Send + Sync {
+    /// Close it: from any thread, inside a runtime or not.
+    fn close(&self);
 }
 
 /// The reconnect lock of one process.
@@ -292,10 +300,11 @@ impl Transport {
     }
 
     /// Close `companion` (a thread's own connection) with this one.
-    pub(crate) fn adopt(&self, companion: &Arc<crate::direct::Slot>) {
+    pub(crate) fn adopt<C: Companion + 'static>(&self, companion: &Arc<C>) {
         let mut list = self.companions.lock().unwrap_or_else(|p| p.into_inner());
         list.retain(|c| c.strong_count() > 0);
-        list.push(Arc::downgrade(companion));
+        let companion: std::sync::Weak<C> = Arc::downgrade(companion);
+        list.push(companion);
     }
 
     /// Is this a forked child's copy of a parent's transport?

@@ -52,7 +52,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::options::ConnectOptions;
 use crate::runtime::runtime;
 use crate::spin_wait::{spin_then_park, SpinBudget};
-use crate::transport::Transport;
+use crate::transport::{Companion, Transport};
 
 /// One thread's connection for one client, shared (weakly) with the
 /// client's shared transport so closing the client can close it.
@@ -90,6 +90,12 @@ impl Slot {
                 }
             }
         }
+    }
+}
+
+impl Companion for Slot {
+    fn close(&self) {
+        Slot::close(self)
     }
 }
 
