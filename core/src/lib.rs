@@ -123,8 +123,9 @@ pub use queue_events::{
     CLOSE_FLUSH, LISTENER_RECHECK,
 };
 pub use repeat::{repeat_job_id, Repeat, RepeatOptions};
-pub use stall::Reaped;
-pub use types::{BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, RetryOutcome, TimeRange};
+pub use types::{
+    BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, Reaped, RetryOutcome, TimeRange,
+};
 pub use upgrade::{UpgradeReport, UpgradeStep};
 pub use verb_options::{BrowseOptions, EnqueueOptions, RetryOptions};
 pub use wire::{WireVersion, PROTOCOL_VERSION};
