@@ -317,7 +317,7 @@ impl Publisher {
         // Inside a direct call the current runtime is the caller's thread's,
         // which runs only during calls: not a home for a task.
         match tokio::runtime::Handle::try_current() {
-            Ok(handle) if !crate::direct::active() => drop(handle.spawn(task)),
+            Ok(handle) if !crate::runtime::direct_call_active() => drop(handle.spawn(task)),
             _ => drop(crate::runtime::runtime().spawn(task)),
         }
         Task::Running { pid, tx, drain }
