@@ -94,6 +94,8 @@ pub mod repeat;
 mod results;
 #[path = "verbs/stall.rs"]
 mod stall;
+#[path = "verbs/subscribe.rs"]
+mod subscribe;
 #[path = "verbs/verb_options.rs"]
 mod verb_options;
 
