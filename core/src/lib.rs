@@ -17,6 +17,41 @@
 //!   PASS/WARN/FAIL checks judged from them (`emq doctor`, the dashboard)
 //! - [`logging`]: the core logs through the `log` crate; a forwarding logger
 //!   for bindings whose language has no `log` bridge (Node, C)
+//!
+//! # Layers
+//!
+//! The modules sit in five layers, one folder each under `core/src/`, lowest
+//! first. A module imports from its own layer (never round a cycle) and from
+//! the layers below, never from one above; `core/tests/layers.rs` holds this
+//! table and fails on an import that breaks it. The module tree stays flat
+//! (lib.rs finds each file with `#[path]`), so paths (`echomq::keys`,
+//! `crate::transport`) and log targets (`echomq::transport`) name no layer:
+//! the folder does. lib.rs itself only declares and re-exports.
+//!
+//! 1. `base/`: values and process plumbing, no server. `branded` (the
+//!    branded id's value), [`Error`], [`id`] (checking and minting ids),
+//!    [`WireVersion`] and [`PROTOCOL_VERSION`], the values the client hands
+//!    back ([`Job`], [`Counts`], ...), [`defaults`], [`option_schema`] and
+//!    [`ConnectOptions`], [`logging`], [`redact`], the process [`runtime`],
+//!    and how a direct call waits (spin, then park).
+//! 2. `protocol/`: the wire as this client speaks it. The key grammar
+//!    ([`keys`], [`slot`]), the Lua bundle ([`scripts`]) and its fence,
+//!    connections (`conn`, `transport`), the reply decoders ([`replies`]),
+//!    [`server_info`], and queue events: the channel, the client's
+//!    publisher, a [`Subscription`].
+//! 3. `verbs/`: the client. [`Client`] and its core verbs (`client.rs`), the
+//!    verb options, the direct paths ([`direct`], [`caller`]), the handles
+//!    ([`queue`], [`blocking`]), and one file per family of verbs, each an
+//!    `impl Client` (and `impl blocking::Client`) block: admin, dedup, browse
+//!    pages, results, progress, limits, [`repeat`], stall, subscribe.
+//! 4. `worker/`: the [`worker`] runtime: claim, run, heartbeat, settle,
+//!    pumps, the wake listener, this process's worker series.
+//! 5. `ops/`: operating a deployment: [`probe`] and [`health`] (`emq
+//!    doctor`), [`metrics`] (Prometheus text), the protocol upgrade.
+//!
+//! A lower layer that needs something from a higher one gets it moved down
+//! to the layer that owns it (a value type, a constant) or inverts the
+//! dependency (the transport closes a thread's connection as a `Companion`).
 
 #![deny(missing_docs)]
 
