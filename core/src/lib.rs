@@ -162,8 +162,8 @@ pub use queue_events::{
 pub use repeat::{repeat_job_id, Repeat, RepeatOptions};
 pub use types::{
     BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, Reaped, RetryOutcome, TimeRange,
+    UpgradeReport, UpgradeStep,
 };
-pub use upgrade::{UpgradeReport, UpgradeStep};
 pub use verb_options::{BrowseOptions, EnqueueOptions, RetryOptions};
 pub use wire::{WireVersion, PROTOCOL_VERSION};
 pub use worker::{

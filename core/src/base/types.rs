@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::id::BrandedId;
+use crate::wire::WireVersion;
 
 /// The answer to an enqueue: the id (the receipt) and whether the row already existed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -321,4 +322,65 @@ impl Reaped {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+// What the protocol upgrade answers (ops/upgrade.rs), defined here with the
+// other values the client hands back, so the verbs layer (a blocking form of
+// the verb) can name it too.
+
+/// What [`Client::upgrade_protocol`](crate::Client::upgrade_protocol) found and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpgradeReport {
+    /// The version the record held.
+    pub from: WireVersion,
+    /// The version asked for.
+    pub to: WireVersion,
+    /// The probes that ran and passed, by registration.
+    pub probes: Vec<String>,
+    /// `CLIENT LIST` lines (`id addr name lib-ver`) of connections of this
+    /// client that speak a version older than `to`; they keep working until
+    /// they reconnect, when the fence refuses them.
+    pub older_clients: Vec<String>,
+    /// False when the server's `CLIENT LIST` does not show library info
+    /// (servers before Redis 7.2 / Valkey 7.2), so older clients cannot be told.
+    pub clients_known: bool,
+    /// True when the record was moved (false for a dry run, a declined
+    /// confirmation, or when it already held `to`).
+    pub upgraded: bool,
+    /// True when the record already held `to`: nothing was checked or moved.
+    pub already_current: bool,
+    /// The scratch queue the probes ran on (deleted afterwards), if they ran.
+    pub scratch_queue: Option<String>,
+}
+
+/// One finished step of [`Client::upgrade_protocol_with`](crate::Client::upgrade_protocol_with), in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpgradeStep<'a> {
+    /// The record holds `from`, as expected.
+    RecordChecked {
+        /// The version the record held.
+        found: &'a str,
+    },
+    /// One probe passed on the scratch queue.
+    ProbePassed {
+        /// The registration the probe checked.
+        probe: &'a str,
+    },
+    /// The scratch queue's keys were deleted (`keys` = how many existed).
+    ScratchDeleted {
+        /// The scratch queue's name.
+        queue: &'a str,
+        /// How many of its keys existed and were deleted.
+        keys: u64,
+    },
+    /// `CLIENT LIST` was read: the other connections of this client that
+    /// speak a version older than `to` (`known` false: the server cannot tell).
+    ClientsListed {
+        /// The `CLIENT LIST` lines of those connections.
+        older: &'a [String],
+        /// False when the server does not show library info.
+        known: bool,
+    },
+    /// The record now holds `to`.
+    RecordSet,
 }
