@@ -62,6 +62,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "verb_options",
             "client",
+            "enqueue",
             "direct",
             "caller",
             "queue",
