@@ -109,7 +109,7 @@ function checkOptions(options, known, what) {
 }
 
 /**
- * The core's options schema (core/src/option_schema.rs): one frozen
+ * The core's options schema (core/src/base/option_schema.rs): one frozen
  * `{name, jsName, group, type, values, default, min, max, doc}` per connect
  * and worker option. The allow-lists below come from it, so an option the
  * core takes is never refused here (nor a removed one still accepted).

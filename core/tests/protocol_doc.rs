@@ -161,7 +161,7 @@ fn every_key_type_error_code_and_probe_is_named() {
         }
     }
     // The probes `emq upgrade` runs, by the names it prints (upgrade.rs).
-    let upgrade = fs::read_to_string(repo().join("core/src/upgrade.rs")).expect("upgrade.rs");
+    let upgrade = fs::read_to_string(repo().join("core/src/ops/upgrade.rs")).expect("upgrade.rs");
     let start = upgrade.find("const PROBES").expect("the PROBES table");
     let table = &upgrade[start..start + upgrade[start..].find("];").expect("its end")];
     let probes: Vec<&str> = table.split('"').skip(1).step_by(2).collect();

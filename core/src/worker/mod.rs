@@ -22,9 +22,10 @@ mod adapt;
 mod events;
 mod pump;
 mod run;
+pub(crate) mod series;
 mod settle;
 mod state;
-mod wake;
+pub(crate) mod wake;
 
 pub use events::{EventListener, WorkerEvent};
 
@@ -496,7 +497,7 @@ impl Worker {
                 running: AtomicBool::new(false),
                 panic_next_run: AtomicBool::new(false),
                 events: std::sync::OnceLock::new(),
-                metrics: crate::metrics::WorkerMetrics::for_queue(queue),
+                metrics: series::WorkerMetrics::for_queue(queue),
                 plan: pump::PumpPlan::default(),
                 fatal: std::sync::OnceLock::new(),
             }),

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, OnceLock};
 
 use super::events::{EventListener, WorkerEvent};
+use super::series::WorkerMetrics;
 use super::{Output, WorkerOptions};
 use crate::client::Client;
-use crate::metrics::WorkerMetrics;
 use crate::types::Job;
 
 pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Output> + Send>>;

@@ -34,6 +34,14 @@ use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::BlockingConn;
 
+/// Whether the server's `notify-keyspace-events` flags publish what an idle
+/// worker listens for: keyspace events (`K`) of sorted-set commands (`z`,
+/// or `A` for all classes), so a `ZADD` to a queue's pending set reaches
+/// `__keyspace@<db>__:emq:{q}:pending` (docs/PROTOCOL-DECISIONS.md 39.12).
+pub fn keyspace_events_cover_pending(flags: &str) -> bool {
+    flags.contains('K') && (flags.contains('z') || flags.contains('A'))
+}
+
 /// Where the open wake connection sits on the server: its `CLIENT ID`, and
 /// on a cluster the master it is connected to.
 type BlockedOn = Option<(u64, Option<(String, u16)>)>;
@@ -151,7 +159,7 @@ impl Wake {
             let on = match flags {
                 Ok(config) => config
                     .get("notify-keyspace-events")
-                    .is_some_and(|f| crate::health::keyspace_events_cover_pending(f)),
+                    .is_some_and(|f| keyspace_events_cover_pending(f)),
                 Err(_) => false, // CONFIG refused: poll.
             };
             if !on {

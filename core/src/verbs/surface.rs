@@ -25,9 +25,9 @@ use crate::browse_page::BrowsePage;
 use crate::error::Result;
 use crate::queue::{BlockingQueue, Queue};
 use crate::repeat::{Repeat, RepeatOptions};
-use crate::stall::Reaped;
+
 use crate::types::*;
-use crate::upgrade::UpgradeReport;
+use crate::types::{Reaped, UpgradeReport};
 use crate::verb_options::{BrowseOptions, EnqueueOptions, RetryOptions};
 use crate::wire::WireVersion;
 use crate::{BrandedId, Client};

@@ -20,70 +20,10 @@ use crate::id::{self, BrandedId};
 use crate::keys::{self, QueueKeys, BUNDLE_KEY, VERSION_KEY};
 use crate::repeat::{repeat_job_id, RepeatOptions};
 use crate::scripts;
-use crate::types::JobState;
+use crate::transport::LIB_NAME;
+use crate::types::{JobState, UpgradeReport, UpgradeStep};
 use crate::wire::WireVersion;
 use crate::EnqueueOptions;
-
-/// The `CLIENT SETINFO LIB-NAME` every connection of this client sends; its
-/// `LIB-VER` is the wire version the connection speaks.
-pub(crate) const LIB_NAME: &str = "echomq";
-
-/// What [`Client::upgrade_protocol`] found and did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UpgradeReport {
-    /// The version the record held.
-    pub from: WireVersion,
-    /// The version asked for.
-    pub to: WireVersion,
-    /// The probes that ran and passed, by registration.
-    pub probes: Vec<String>,
-    /// `CLIENT LIST` lines (`id addr name lib-ver`) of connections of this
-    /// client that speak a version older than `to`; they keep working until
-    /// they reconnect, when the fence refuses them.
-    pub older_clients: Vec<String>,
-    /// False when the server's `CLIENT LIST` does not show library info
-    /// (servers before Redis 7.2 / Valkey 7.2), so older clients cannot be told.
-    pub clients_known: bool,
-    /// True when the record was moved (false for a dry run, a declined
-    /// confirmation, or when it already held `to`).
-    pub upgraded: bool,
-    /// True when the record already held `to`: nothing was checked or moved.
-    pub already_current: bool,
-    /// The scratch queue the probes ran on (deleted afterwards), if they ran.
-    pub scratch_queue: Option<String>,
-}
-
-/// One finished step of [`Client::upgrade_protocol_with`], in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UpgradeStep<'a> {
-    /// The record holds `from`, as expected.
-    RecordChecked {
-        /// The version the record held.
-        found: &'a str,
-    },
-    /// One probe passed on the scratch queue.
-    ProbePassed {
-        /// The registration the probe checked.
-        probe: &'a str,
-    },
-    /// The scratch queue's keys were deleted (`keys` = how many existed).
-    ScratchDeleted {
-        /// The scratch queue's name.
-        queue: &'a str,
-        /// How many of its keys existed and were deleted.
-        keys: u64,
-    },
-    /// `CLIENT LIST` was read: the other connections of this client that
-    /// speak a version older than `to` (`known` false: the server cannot tell).
-    ClientsListed {
-        /// The `CLIENT LIST` lines of those connections.
-        older: &'a [String],
-        /// False when the server does not show library info.
-        known: bool,
-    },
-    /// The record now holds `to`.
-    RecordSet,
-}
 
 /// One probe: its registration and the check it runs on the scratch queue.
 const PROBES: [&str; 9] = [
@@ -157,7 +97,7 @@ impl Client {
             return Ok(report);
         }
         if found != from.as_str() {
-            return Err(Error::version_fence(&found, from));
+            return Err(Error::version_fence(&found, from.as_str()));
         }
         on_step(UpgradeStep::RecordChecked { found: &found });
         let scratch = scratch_queue_name(self.node_id())?;
@@ -189,7 +129,7 @@ impl Client {
         let (moved, value): (u64, String) = redis::from_redis_value(answer)?;
         if moved != 1 {
             // Another operator (or runtime) changed the record under us.
-            return Err(Error::version_fence(&value, from));
+            return Err(Error::version_fence(&value, from.as_str()));
         }
         report.upgraded = true;
         on_step(UpgradeStep::RecordSet);

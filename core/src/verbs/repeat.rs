@@ -32,6 +32,8 @@ use crate::replies;
 use crate::scripts;
 use crate::wire::WireVersion;
 
+pub use crate::types::{Fire, FireOutcome, Repeat, Upserted};
+
 /// The longest interval `every_ms` accepts: 366 days (use cron beyond).
 pub const MAX_EVERY_MS: u64 = 366 * 24 * 3_600_000;
 /// The time zone a cron pattern is read in when none is given.
@@ -64,76 +66,6 @@ pub struct RepeatOptions {
     pub end_at: Option<u64>,
     /// Fire at most this many jobs; the repeat ends after the last.
     pub limit: Option<u64>,
-}
-
-/// A repeatable job as stored: its spec, what it fires, and where it is.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Repeat {
-    /// The repeat's name; fired job ids derive from it and the slot.
-    pub name: String,
-    /// The interval, ms, when it repeats on an interval.
-    pub every_ms: Option<u64>,
-    /// The cron pattern, when it repeats on a schedule.
-    pub cron: Option<String>,
-    /// The cron pattern's time zone (set whenever `cron` is).
-    pub tz: Option<String>,
-    /// The payload every fired job carries (the record's `template`).
-    pub payload: Vec<u8>,
-    /// The slot it waits for: unix ms by the server clock.
-    pub next_run_ms: u64,
-    /// No slot before this, unix ms.
-    pub start_at: Option<u64>,
-    /// No slot after this, unix ms.
-    pub end_at: Option<u64>,
-    /// Fire at most this many jobs.
-    pub limit: Option<u64>,
-    /// Jobs fired since the spec last changed.
-    pub count: u64,
-    /// The slot of the last fire, and the id of the job it enqueued.
-    pub last_run_ms: Option<u64>,
-    /// The id of the job the last fire enqueued.
-    pub last_id: Option<BrandedId>,
-}
-
-/// What one repeat's fire did (the `repeat_fire` script's verdict).
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FireOutcome {
-    /// A job was enqueued for the slot.
-    Fired,
-    /// The slot had been fired before; nothing enqueued, the schedule advanced.
-    Duplicate,
-    /// The repeat no longer waits for that slot (another pump fired it, or it
-    /// was upserted since); nothing changed.
-    Moved,
-    /// Not due yet by the server clock; nothing changed.
-    Early,
-    /// No record: the schedule entry was dropped.
-    Gone,
-    /// The slot lay past `end_at` or the limit was reached: removed unfired.
-    Ended,
-}
-
-/// One verdict of `repeat_fire`.
-#[doc(hidden)]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fire {
-    pub outcome: FireOutcome,
-    /// The job's id when fired or a duplicate.
-    pub id: Option<BrandedId>,
-    /// The next slot; `None` when the repeat ended (or, for moved / early,
-    /// its current slot if any).
-    pub next: Option<u64>,
-}
-
-/// What `repeat_upsert` answered.
-#[doc(hidden)]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Upserted {
-    /// Scheduled; `kept` when the spec was unchanged and the slot kept.
-    Scheduled { repeat: Repeat, kept: bool },
-    /// The name's id tag is taken by this other repeat of the queue.
-    Collides(String),
 }
 
 /// A parsed, checked schedule.

@@ -38,6 +38,11 @@ use crate::fence::{self, BundleMismatch};
 use crate::options::ConnectOptions;
 use crate::scripts::Script;
 
+/// The `CLIENT SETINFO LIB-NAME` every connection of this client sends in
+/// its handshake; its `LIB-VER` is the wire version the connection speaks
+/// (the upgrade verb reads them back from `CLIENT LIST`).
+pub(crate) const LIB_NAME: &str = "echomq";
+
 /// How long transient states are retried when `response_timeout` is `None`.
 const RETRY_BUDGET_WITHOUT_TIMEOUT: Duration = Duration::from_secs(30);
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
@@ -93,7 +98,15 @@ pub(crate) struct Transport {
     born: Instant,
     /// Threads' own transports for this one's client ([`crate::direct`]):
     /// closed with it, so a closed or dropped client leaves none open.
-    companions: Mutex<Vec<std::sync::Weak<crate::direct::Slot>>>,
+    companions: Mutex<Vec<std::sync::Weak<dyn Companion>>>,
+}
+
+/// A connection that closes with a transport: a thread's own connection for
+/// the same client ([`crate::direct`]'s slot, which adopts itself here). The
+/// transport holds it weakly and knows it only by this.
+pub(crate) trait Companion: Send + Sync {
+    /// Close it: from any thread, inside a runtime or not.
+    fn close(&self);
 }
 
 /// The reconnect lock of one process.
@@ -287,10 +300,11 @@ impl Transport {
     }
 
     /// Close `companion` (a thread's own connection) with this one.
-    pub(crate) fn adopt(&self, companion: &Arc<crate::direct::Slot>) {
+    pub(crate) fn adopt<C: Companion + 'static>(&self, companion: &Arc<C>) {
         let mut list = self.companions.lock().unwrap_or_else(|p| p.into_inner());
         list.retain(|c| c.strong_count() > 0);
-        list.push(Arc::downgrade(companion));
+        let companion: std::sync::Weak<C> = Arc::downgrade(companion);
+        list.push(companion);
     }
 
     /// Is this a forked child's copy of a parent's transport?
@@ -409,7 +423,7 @@ impl Transport {
         let _: redis::RedisResult<()> = redis::cmd("CLIENT")
             .arg("SETINFO")
             .arg("LIB-NAME")
-            .arg(crate::upgrade::LIB_NAME)
+            .arg(LIB_NAME)
             .query_async(single)
             .await;
         let _: redis::RedisResult<()> = redis::cmd("CLIENT")

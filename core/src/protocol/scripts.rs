@@ -56,42 +56,42 @@ impl Script {
 }
 
 /// Writes a job row and pushes its id to pending.
-pub static ENQUEUE: Script = Script::new("enqueue", include_str!("../lua/enqueue.lua"));
+pub static ENQUEUE: Script = Script::new("enqueue", include_str!("../../lua/enqueue.lua"));
 /// Writes a job row and schedules its id for a run-at time.
-pub static SCHEDULE: Script = Script::new("schedule", include_str!("../lua/schedule.lua"));
+pub static SCHEDULE: Script = Script::new("schedule", include_str!("../../lua/schedule.lua"));
 /// Moves the next pending id to active under a lease and a fresh token.
-pub static CLAIM: Script = Script::new("claim", include_str!("../lua/claim.lua"));
+pub static CLAIM: Script = Script::new("claim", include_str!("../../lua/claim.lua"));
 /// Settles a leased job as completed (fenced by its token).
-pub static COMPLETE: Script = Script::new("complete", include_str!("../lua/complete.lua"));
+pub static COMPLETE: Script = Script::new("complete", include_str!("../../lua/complete.lua"));
 /// [`COMPLETE`] for a batch of jobs, one answer per job.
 pub static COMPLETE_MANY: Script =
-    Script::new("complete_many", include_str!("../lua/complete_many.lua"));
+    Script::new("complete_many", include_str!("../../lua/complete_many.lua"));
 /// Settles a leased job as failed: scheduled again, or dead at max attempts.
-pub static RETRY: Script = Script::new("retry", include_str!("../lua/retry.lua"));
+pub static RETRY: Script = Script::new("retry", include_str!("../../lua/retry.lua"));
 /// Moves scheduled ids whose run-at time has come to pending.
-pub static PROMOTE: Script = Script::new("promote", include_str!("../lua/promote.lua"));
+pub static PROMOTE: Script = Script::new("promote", include_str!("../../lua/promote.lua"));
 /// Returns active ids whose lease lapsed to pending.
-pub static REAP: Script = Script::new("reap", include_str!("../lua/reap.lua"));
+pub static REAP: Script = Script::new("reap", include_str!("../../lua/reap.lua"));
 /// Pushes a leased job's lease deadline out (fenced by its token).
-pub static EXTEND: Script = Script::new("extend", include_str!("../lua/extend.lua"));
+pub static EXTEND: Script = Script::new("extend", include_str!("../../lua/extend.lua"));
 /// Moves one dead job back to pending.
 pub static REQUEUE_DEAD: Script =
-    Script::new("requeue_dead", include_str!("../lua/requeue_dead.lua"));
+    Script::new("requeue_dead", include_str!("../../lua/requeue_dead.lua"));
 /// Deletes a job that is not active, from its row and every set.
-pub static REMOVE: Script = Script::new("remove", include_str!("../lua/remove.lua"));
+pub static REMOVE: Script = Script::new("remove", include_str!("../../lua/remove.lua"));
 /// Hands a held job back to pending, unrun (a stopping worker's prefetched jobs).
-pub static RELEASE: Script = Script::new("release", include_str!("../lua/release.lua"));
+pub static RELEASE: Script = Script::new("release", include_str!("../../lua/release.lua"));
 /// Publishes a batch of queue events on one channel, only when someone listens.
-pub static PUBLISH: Script = Script::new("publish", include_str!("../lua/publish.lua"));
+pub static PUBLISH: Script = Script::new("publish", include_str!("../../lua/publish.lua"));
 
 /// Deletes the oldest members of a waiting set (pending or schedule) with their rows.
-pub static DRAIN: Script = Script::new("drain", include_str!("../lua/drain.lua"));
+pub static DRAIN: Script = Script::new("drain", include_str!("../../lua/drain.lua"));
 /// Deletes the oldest dead jobs, by age or beyond a length to keep.
-pub static PURGE_DEAD: Script = Script::new("purge_dead", include_str!("../lua/purge_dead.lua"));
+pub static PURGE_DEAD: Script = Script::new("purge_dead", include_str!("../../lua/purge_dead.lua"));
 /// Returns up to N of the oldest dead jobs to pending, as [`REQUEUE_DEAD`] does.
 pub static REQUEUE_DEAD_MANY: Script = Script::new(
     "requeue_dead_many",
-    include_str!("../lua/requeue_dead_many.lua"),
+    include_str!("../../lua/requeue_dead_many.lua"),
 );
 
 // echomq:2.1.0 registrations. New behaviour lives in new scripts, never in a
@@ -101,62 +101,62 @@ pub static REQUEUE_DEAD_MANY: Script = Script::new(
 pub static REAP_STALLED: Script = Script::since(
     WireVersion::V2_1_0,
     "reap_stalled",
-    include_str!("../lua/reap_stalled.lua"),
+    include_str!("../../lua/reap_stalled.lua"),
 );
 /// [`CLAIM`] behind the 2.1.0 guards (global concurrency, rate limit), checked atomically.
 pub static CLAIM_GUARDED: Script = Script::since(
     WireVersion::V2_1_0,
     "claim_guarded",
-    include_str!("../lua/claim_guarded.lua"),
+    include_str!("../../lua/claim_guarded.lua"),
 );
 /// A handler's rate-limit request: pauses claims on the queue and parks the held job.
 pub static RATE_LIMIT: Script = Script::since(
     WireVersion::V2_1_0,
     "rate_limit",
-    include_str!("../lua/rate_limit.lua"),
+    include_str!("../../lua/rate_limit.lua"),
 );
 /// [`ENQUEUE`] under a deduplication id: a live duplicate answers the existing job.
 pub static ENQUEUE_DEDUP: Script = Script::since(
     WireVersion::V2_1_0,
     "enqueue_dedup",
-    include_str!("../lua/enqueue_dedup.lua"),
+    include_str!("../../lua/enqueue_dedup.lua"),
 );
 /// Creates or replaces a repeatable job's record and next slot.
 pub static REPEAT_UPSERT: Script = Script::since(
     WireVersion::V2_1_0,
     "repeat_upsert",
-    include_str!("../lua/repeat_upsert.lua"),
+    include_str!("../../lua/repeat_upsert.lua"),
 );
 /// Fires due repeatable jobs, one job per slot under an id derived from name and slot.
 pub static REPEAT_FIRE: Script = Script::since(
     WireVersion::V2_1_0,
     "repeat_fire",
-    include_str!("../lua/repeat_fire.lua"),
+    include_str!("../../lua/repeat_fire.lua"),
 );
 /// Deletes a repeatable job's record and schedule entry.
 pub static REPEAT_REMOVE: Script = Script::since(
     WireVersion::V2_1_0,
     "repeat_remove",
-    include_str!("../lua/repeat_remove.lua"),
+    include_str!("../../lua/repeat_remove.lua"),
 );
 /// Reads repeatable jobs (due or all) with their records and the server clock; writes nothing.
 pub static REPEAT_READ: Script = Script::since(
     WireVersion::V2_1_0,
     "repeat_read",
-    include_str!("../lua/repeat_read.lua"),
+    include_str!("../../lua/repeat_read.lua"),
 );
 /// The idle worker's pump planner (issue #16): when promote, reap and the
 /// repeat pump are next due; reads only.
 pub static NEXT_DUE: Script = Script::since(
     WireVersion::V2_1_0,
     "next_due",
-    include_str!("../lua/next_due.lua"),
+    include_str!("../../lua/next_due.lua"),
 );
 /// Moves the deployment's wire version forward (compare-and-set, never backward).
 pub static UPGRADE_VERSION: Script = Script::since(
     WireVersion::V2_1_0,
     "upgrade_version",
-    include_str!("../lua/upgrade_version.lua"),
+    include_str!("../../lua/upgrade_version.lua"),
 );
 
 // echomq:2.1.0: progress, logs and results (issue #13 §2, §4).
@@ -164,57 +164,57 @@ pub static UPGRADE_VERSION: Script = Script::since(
 pub static UPDATE_PROGRESS: Script = Script::since(
     WireVersion::V2_1_0,
     "update_progress",
-    include_str!("../lua/update_progress.lua"),
+    include_str!("../../lua/update_progress.lua"),
 );
 /// Appends a line to a job's log while its row exists, keeping the newest lines.
 pub static ADD_LOG: Script = Script::since(
     WireVersion::V2_1_0,
     "add_log",
-    include_str!("../lua/add_log.lua"),
+    include_str!("../../lua/add_log.lua"),
 );
 /// `complete` at 2.1.0: the same checks and answers, deleting the job's log too.
 pub static COMPLETE_RESULT: Script = Script::since(
     WireVersion::V2_1_0,
     "complete_result",
-    include_str!("../lua/complete_result.lua"),
+    include_str!("../../lua/complete_result.lua"),
 );
 /// `complete_many` at 2.1.0: deletes each log, or keeps each result and log with a TTL.
 pub static COMPLETE_MANY_RESULT: Script = Script::since(
     WireVersion::V2_1_0,
     "complete_many_result",
-    include_str!("../lua/complete_many_result.lua"),
+    include_str!("../../lua/complete_many_result.lua"),
 );
 /// `remove` at 2.1.0: the same checks and answers, deleting the log and kept result too.
 pub static REMOVE_CASCADE: Script = Script::since(
     WireVersion::V2_1_0,
     "remove_cascade",
-    include_str!("../lua/remove_cascade.lua"),
+    include_str!("../../lua/remove_cascade.lua"),
 );
 
 /// `drain` at 2.1.0: the same, deleting each deleted job's dedup key too.
 pub static DRAIN_CASCADE: Script = Script::since(
     WireVersion::V2_1_0,
     "drain_cascade",
-    include_str!("../lua/drain_cascade.lua"),
+    include_str!("../../lua/drain_cascade.lua"),
 );
 /// `purge_dead` at 2.1.0: the same, deleting each purged job's dedup key too.
 pub static PURGE_DEAD_CASCADE: Script = Script::since(
     WireVersion::V2_1_0,
     "purge_dead_cascade",
-    include_str!("../lua/purge_dead_cascade.lua"),
+    include_str!("../../lua/purge_dead_cascade.lua"),
 );
 /// [`REQUEUE_DEAD`] for a fresh run: `attempts` and `stalled` reset, so the
 /// 2.1.0 claim's attempts cap does not dead-letter the job straight back.
 pub static REQUEUE_FRESH: Script = Script::since(
     WireVersion::V2_1_0,
     "requeue_fresh",
-    include_str!("../lua/requeue_fresh.lua"),
+    include_str!("../../lua/requeue_fresh.lua"),
 );
 /// [`REQUEUE_DEAD_MANY`] as [`REQUEUE_FRESH`] does it.
 pub static REQUEUE_FRESH_MANY: Script = Script::since(
     WireVersion::V2_1_0,
     "requeue_fresh_many",
-    include_str!("../lua/requeue_fresh_many.lua"),
+    include_str!("../../lua/requeue_fresh_many.lua"),
 );
 
 /// Every script, in name order (the order the bundle hash concatenates them).

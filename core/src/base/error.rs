@@ -292,7 +292,7 @@ impl WriteState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BatchItem {
     /// The id minted for the item.
-    pub id: crate::id::BrandedId,
+    pub id: crate::branded::BrandedId,
     /// Whether the item was written.
     pub state: WriteState,
 }
@@ -328,7 +328,7 @@ impl Error {
     /// The id of the job this error is about, when its kind declares one
     /// and none is set yet (verbs that name one job call it on the way out,
     /// so a wire refusal like `EMQSTALE job gone` still says which job).
-    pub(crate) fn about(self, id: &crate::id::BrandedId) -> Self {
+    pub(crate) fn about(self, id: &crate::branded::BrandedId) -> Self {
         if !self.kind.carries(Fact::JobId) || self.job_id().is_some() {
             return self;
         }
@@ -420,7 +420,7 @@ impl Error {
     }
 
     /// [`ErrorKind::JobDead`] for job `id`, carrying its `last_error`.
-    pub(crate) fn job_dead(id: &crate::id::BrandedId, last_error: Option<String>) -> Self {
+    pub(crate) fn job_dead(id: &crate::branded::BrandedId, last_error: Option<String>) -> Self {
         let shown = last_error.as_deref().unwrap_or("no error recorded");
         Error::new(ErrorKind::JobDead, format!("job {id} went dead: {shown}"))
             .about(id)
@@ -445,12 +445,13 @@ impl Error {
         .set(Fact::JobId, |f| f.job_id = Some(id.to_string()))
     }
 
-    pub(crate) fn version_fence(found: &str, speaks: crate::WireVersion) -> Self {
+    /// `speaks`: the wire version the client speaks, as
+    /// [`WireVersion::as_str`](crate::WireVersion::as_str) spells it.
+    pub(crate) fn version_fence(found: &str, speaks: &str) -> Self {
         Error::new(
             ErrorKind::VersionFence,
             format!(
-                "version fence: {{emq}}:version holds {found:?}, this client speaks {:?}",
-                speaks.as_str()
+                "version fence: {{emq}}:version holds {found:?}, this client speaks {speaks:?}"
             ),
         )
         .set(Fact::Found, |f| f.found = Some(found.to_string()))
@@ -593,7 +594,7 @@ mod tests {
             wire("EMQKIND", "bad").about(&id()),
             Error::job_dead(&id(), Some("boom".into())),
             Error::not_durable(id().as_str(), "enqueued", 0, 1),
-            Error::version_fence("9.9.9", crate::WireVersion::V2_1_0),
+            Error::version_fence("9.9.9", crate::WireVersion::V2_1_0.as_str()),
             Error::partial_batch(
                 &Error::new(ErrorKind::Connection, "cut"),
                 vec![BatchItem {

@@ -24,6 +24,15 @@ pub struct Queue {
     pub(crate) name: String,
 }
 
+impl Client {
+    /// A handle on one queue: the per-queue verbs without repeating its
+    /// name. The name is checked here (*invalid queue*), before any I/O;
+    /// the handle shares this client's connection.
+    pub fn queue(&self, name: &str) -> Result<Queue> {
+        Queue::new(self.clone(), name)
+    }
+}
+
 impl Queue {
     pub(crate) fn new(client: Client, name: &str) -> Result<Queue> {
         keys::validate_queue(name)?;
@@ -103,6 +112,6 @@ impl BlockingQueue {
 
     /// Blocking [`Queue::subscribe`](crate::Queue::subscribe).
     pub fn subscribe(&self) -> Result<BlockingSubscription> {
-        crate::blocking::Client::from_async(self.inner.client().clone()).subscribe(self.name())
+        wait(self.inner.subscribe()).map(BlockingSubscription::new)
     }
 }

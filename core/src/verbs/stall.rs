@@ -5,34 +5,11 @@
 
 use crate::client::{check_positive, Client};
 use crate::error::Result;
-use crate::id::BrandedId;
 use crate::keys::QueueKeys;
 use crate::replies;
 use crate::scripts;
+use crate::types::Reaped;
 use crate::wire::WireVersion;
-
-/// What one stall-capped reap did: the ids it returned to pending and the
-/// ids it dead-lettered (in lease-deadline order), so callers can publish
-/// `stalled` / `dead` events for exactly these jobs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reaped {
-    /// Jobs returned to pending.
-    pub recovered: Vec<BrandedId>,
-    /// Jobs dead-lettered for stalling too often.
-    pub dead: Vec<BrandedId>,
-}
-
-impl Reaped {
-    /// How many lapsed leases this reap handled.
-    pub fn len(&self) -> usize {
-        self.recovered.len() + self.dead.len()
-    }
-
-    /// `true` when the reap touched no job.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 impl Client {
     /// Reap up to `limit` lapsed leases, counting a stall on each: at

@@ -9,6 +9,10 @@ use crate::probe::ServerProbe;
 use crate::repeat::Repeat;
 use crate::wire::WireVersion;
 
+// What an idle worker listens for is the worker's to say (worker/wake.rs);
+// the `keyspace-events` check judges a server by it.
+pub use crate::worker::wake::keyspace_events_cover_pending;
+
 /// How bad a check's finding is; ordered, so the worst of a list is its `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {
@@ -381,14 +385,6 @@ pub fn repeats_check(queues: &[(String, Vec<Repeat>)]) -> Check {
         ));
     }
     Check::new("repeats", Status::Pass, detail)
-}
-
-/// Whether the server's `notify-keyspace-events` flags publish what an idle
-/// worker listens for: keyspace events (`K`) of sorted-set commands (`z`,
-/// or `A` for all classes), so a `ZADD` to a queue's pending set reaches
-/// `__keyspace@<db>__:emq:{q}:pending` (docs/PROTOCOL-DECISIONS.md 39.12).
-pub fn keyspace_events_cover_pending(flags: &str) -> bool {
-    flags.contains('K') && (flags.contains('z') || flags.contains('A'))
 }
 
 /// The `keyspace-events` check, from the value of `CONFIG GET

@@ -13,9 +13,9 @@ use redis::Value;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
-use crate::repeat::{Fire, FireOutcome, Repeat, Upserted};
-use crate::stall::Reaped;
-use crate::types::{Counts, Job, JobInfo, JobState, RetryOutcome};
+use crate::types::{
+    Counts, Fire, FireOutcome, Job, JobInfo, JobState, Reaped, Repeat, RetryOutcome, Upserted,
+};
 
 /// How much of an unexpected reply an error message shows.
 const SHOWN_CHARS: usize = 120;

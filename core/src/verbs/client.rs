@@ -113,13 +113,6 @@ impl Client {
         Client::connect(&crate::defaults::url(), options).await
     }
 
-    /// A handle on one queue: the per-queue verbs without repeating its
-    /// name. The name is checked here (*invalid queue*), before any I/O;
-    /// the handle shares this client's connection.
-    pub fn queue(&self, name: &str) -> Result<crate::Queue> {
-        crate::Queue::new(self.clone(), name)
-    }
-
     pub(crate) fn transport(&self) -> &Transport {
         &self.transport
     }

@@ -13,10 +13,10 @@
 //! one background task per client, which sends whatever has queued up as one
 //! pipeline of `PUBLISH`es, in the order the verbs answered. Closing the
 //! client lets that task send what is still queued, on the connection that
-//! was live, for at most [`CLOSE_FLUSH`]; [`Client::closed`] waits for it.
+//! was live, for at most [`CLOSE_FLUSH`];
+//! [`Client::closed`](crate::Client::closed) waits for it.
 
 use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -27,11 +27,9 @@ use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::client::Client;
 use crate::conn::Conn;
 use crate::error::{Error, ErrorKind, Result};
-use crate::id::BrandedId;
-use crate::keys::{self, QueueKeys};
+use crate::keys::QueueKeys;
 use crate::scripts;
 use crate::transport::{self, Transport};
 
@@ -152,8 +150,9 @@ fn recently_unheard(unheard: &Unheard, base: &str) -> bool {
         if at.elapsed() < LISTENER_RECHECK && seen == SUBSCRIPTIONS.load(Ordering::Acquire))
 }
 
-/// How long, after [`Client::close`], the events queued before it may take
-/// to go out before the rest are dropped (docs/PROTOCOL-DECISIONS.md 12.4).
+/// How long, after [`Client::close`](crate::Client::close), the events
+/// queued before it may take to go out before the rest are dropped
+/// (docs/PROTOCOL-DECISIONS.md 12.4).
 pub const CLOSE_FLUSH: Duration = Duration::from_secs(1);
 
 /// One client's publisher: a channel to a background task that owns the
@@ -182,7 +181,8 @@ enum Task {
 }
 
 /// What closing hands the task: the connection its last messages go out on
-/// and until when; and what the task tells [`Client::closed`] when it is done.
+/// and until when; and what the task tells
+/// [`Client::closed`](crate::Client::closed) when it is done.
 #[derive(Default)]
 struct Drain {
     last: Mutex<Option<Conn>>,
@@ -317,7 +317,7 @@ impl Publisher {
         // Inside a direct call the current runtime is the caller's thread's,
         // which runs only during calls: not a home for a task.
         match tokio::runtime::Handle::try_current() {
-            Ok(handle) if !crate::direct::active() => drop(handle.spawn(task)),
+            Ok(handle) if !crate::runtime::direct_call_active() => drop(handle.spawn(task)),
             _ => drop(crate::runtime::runtime().spawn(task)),
         }
         Task::Running { pid, tx, drain }
@@ -441,7 +441,8 @@ const RESUBSCRIBE_MAX: Duration = Duration::from_secs(2);
 /// are lost: at-most-once). Read it with [`Subscription::next`] or as a
 /// [`futures_util::Stream`]; dropping it unsubscribes.
 pub struct Subscription {
-    /// The queues subscribed to (one, unless from [`Client::subscribe_many`]).
+    /// The queues subscribed to (one, unless from
+    /// [`Client::subscribe_many`](crate::Client::subscribe_many)).
     queues: Vec<String>,
     rx: mpsc::Receiver<QueueEvent>,
     task: JoinHandle<()>,
@@ -456,7 +457,28 @@ impl std::fmt::Debug for Subscription {
 }
 
 impl Subscription {
-    /// The queue subscribed to (the first one, for [`Client::subscribe_many`]).
+    /// Subscribe to `channels` (each a queue's channel and the queue) on a
+    /// connection of its own to `transport`'s server, answering once the
+    /// server confirmed ([`Client::subscribe_many`](crate::Client::subscribe_many)).
+    pub(crate) async fn open(
+        transport: Arc<Transport>,
+        channels: Vec<Channel>,
+        timeout: Duration,
+    ) -> Result<Subscription> {
+        // On a cluster the connection goes to the master owning the first
+        // queue's slot (the publish script counts that node's subscribers);
+        // queues on other masters are still heard through the cluster bus
+        // whenever a subscriber there makes their publisher send.
+        let clients = transport.pubsub_clients(&channels[0].0).await;
+        let first = open_pubsub(&clients, &channels, timeout).await?;
+        let (tx, rx) = mpsc::channel(SUBSCRIBER_BUFFER);
+        let queues = channels.iter().map(|(_, q)| q.clone()).collect();
+        let task = tokio::spawn(follow(transport, channels, first, tx, timeout));
+        Ok(Subscription { queues, rx, task })
+    }
+
+    /// The queue subscribed to (the first one, for
+    /// [`Client::subscribe_many`](crate::Client::subscribe_many)).
     pub fn queue(&self) -> &str {
         &self.queues[0]
     }
@@ -516,7 +538,7 @@ impl futures_util::Stream for Subscription {
 }
 
 /// A queue's channel name and the queue, for telling messages apart.
-type Channel = (String, String);
+pub(crate) type Channel = (String, String);
 
 /// Subscribe on the first of `clients` that answers (a cluster's seeds: a
 /// dead master's seed is skipped, and the next one still hears every event).
@@ -613,7 +635,7 @@ async fn follow(
     }
 }
 
-/// How a job [`Client::wait_for`] waited on ended.
+/// How a job [`Client::wait_for`](crate::Client::wait_for) waited on ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Settled {
     /// Completed (in echomq:2.0.0 a completed job leaves no row).
@@ -625,133 +647,6 @@ pub enum Settled {
     },
 }
 
-/// How often a waiter re-reads the job besides waking on its events: a lost
-/// message (or a publisher with events off) costs at most this long.
-const WAIT_POLL: Duration = Duration::from_secs(1);
-
-impl Client {
-    /// Subscribe to `emq:{q}:events` on a connection of its own. Answers
-    /// once the server confirmed the subscription, so every event published
-    /// after this returns is delivered (at-most-once: barring a drop).
-    pub async fn subscribe(&self, queue: &str) -> Result<Subscription> {
-        self.subscribe_many(&[queue]).await
-    }
-
-    /// Subscribe to the events of several queues on one connection (a
-    /// dashboard showing many queues holds one connection, not one per
-    /// queue). Each event names its queue; otherwise as [`Client::subscribe`].
-    pub async fn subscribe_many<Q: AsRef<str>>(&self, queues: &[Q]) -> Result<Subscription> {
-        if queues.is_empty() {
-            return Err(Error::invalid_argument("subscribe to at least one queue"));
-        }
-        let channels = queues
-            .iter()
-            .map(|q| Ok((events_channel(q.as_ref())?, q.as_ref().to_string())))
-            .collect::<Result<Vec<Channel>>>()?;
-        let timeout = self.options().connect_timeout;
-        // On a cluster the connection goes to the master owning the first
-        // queue's slot (the publish script counts that node's subscribers);
-        // queues on other masters are still heard through the cluster bus
-        // whenever a subscriber there makes their publisher send.
-        let transport = self.transport_arc();
-        let clients = transport.pubsub_clients(&channels[0].0).await;
-        let first = open_pubsub(&clients, &channels, timeout).await?;
-        let (tx, rx) = mpsc::channel(SUBSCRIBER_BUFFER);
-        let queues = channels.iter().map(|(_, q)| q.clone()).collect();
-        let task = tokio::spawn(follow(transport, channels, first, tx, timeout));
-        Ok(Subscription { queues, rx, task })
-    }
-
-    /// Wait up to `timeout` for job `id` to complete or go dead. It subscribes
-    /// first and reads the row second, so a job settling in between is not
-    /// missed; a job whose row is already gone answers `Completed` (2.0.0
-    /// deletes a completed job's row, so an id that was removed or never
-    /// existed answers the same). A `removed` event while waiting is a
-    /// *gone* error; the deadline passing is a *timeout* error.
-    pub async fn wait_for(&self, queue: &str, id: &str, timeout: Duration) -> Result<Settled> {
-        let keys = QueueKeys::new(queue)?;
-        let id = BrandedId::parse(id)?;
-        let row = keys.job(&id);
-        let this = self.clone();
-        self.wait_until(queue, id.as_str(), timeout, move |event| {
-            let (this, row, id) = (this.clone(), row.clone(), id);
-            async move {
-                match event.as_ref().map(|e| e.event.as_str()) {
-                    Some("completed") => return Ok(Some(Settled::Completed)),
-                    Some("dead") => {
-                        let error = event.and_then(|e| e.fields.get("error").cloned());
-                        return Ok(Some(Settled::Dead { error }));
-                    }
-                    Some("removed") => {
-                        return Err(Error::new(
-                            ErrorKind::Gone,
-                            format!("job {id} was removed while waiting"),
-                        )
-                        .about(&id))
-                    }
-                    _ => {}
-                }
-                let (state, error): (Option<String>, Option<String>) = this
-                    .transport()
-                    .query(redis::cmd("HMGET").arg(&row).arg("state").arg("last_error"))
-                    .await?;
-                Ok(match state.as_deref() {
-                    None => Some(Settled::Completed),
-                    Some("dead") => Some(Settled::Dead { error }),
-                    Some(_) => None,
-                })
-            }
-        })
-        .await
-    }
-
-    /// The waiting loop under [`Client::wait_for`], for verbs that wait on a
-    /// job in other ways (a result, ...). `probe` answers `Some` when the wait
-    /// is over: it is called once after subscribing with `None`, then with
-    /// each event about this job, and with `None` every second in case a
-    /// message was lost.
-    pub async fn wait_until<T, P, F>(
-        &self,
-        queue: &str,
-        id: &str,
-        timeout: Duration,
-        mut probe: P,
-    ) -> Result<T>
-    where
-        P: FnMut(Option<QueueEvent>) -> F,
-        F: Future<Output = Result<Option<T>>>,
-    {
-        keys::validate_queue(queue)?;
-        let id = BrandedId::parse(id)?;
-        let deadline = Instant::now() + timeout;
-        let timed_out = || {
-            Error::new(
-                ErrorKind::Timeout,
-                format!("job {id} did not settle within {timeout:?}"),
-            )
-        };
-        let mut events = tokio::time::timeout_at(deadline, self.subscribe(queue))
-            .await
-            .map_err(|_| timed_out())??;
-        if let Some(done) = probe(None).await? {
-            return Ok(done);
-        }
-        loop {
-            let wake = deadline.min(Instant::now() + WAIT_POLL);
-            let event = match tokio::time::timeout_at(wake, events.next()).await {
-                Ok(Some(event)) if event.job == id.as_str() => Some(event),
-                Ok(Some(_)) => continue,
-                Ok(None) => return Err(Error::new(ErrorKind::Closed, "subscription closed")),
-                Err(_) if Instant::now() >= deadline => return Err(timed_out()),
-                Err(_) => None,
-            };
-            if let Some(done) = probe(event).await? {
-                return Ok(done);
-            }
-        }
-    }
-}
-
 /// The blocking face of a [`Subscription`].
 #[derive(Debug)]
 pub struct BlockingSubscription {
@@ -759,6 +654,11 @@ pub struct BlockingSubscription {
 }
 
 impl BlockingSubscription {
+    /// The blocking face of `inner`.
+    pub(crate) fn new(inner: Subscription) -> Self {
+        BlockingSubscription { inner }
+    }
+
     /// The queue it listens to.
     pub fn queue(&self) -> &str {
         self.inner.queue()
@@ -794,14 +694,6 @@ impl BlockingSubscription {
     /// The async subscription underneath.
     pub fn into_async(self) -> Subscription {
         self.inner
-    }
-}
-
-impl crate::blocking::Client {
-    /// Blocking [`Client::subscribe`](crate::Client::subscribe).
-    pub fn subscribe(&self, queue: &str) -> Result<BlockingSubscription> {
-        let inner = crate::runtime::runtime().block_on(self.as_async().subscribe(queue))?;
-        Ok(BlockingSubscription { inner })
     }
 }
 

@@ -42,7 +42,7 @@
 //! its companions' [`Slot`]s); a slot in the middle of a call is closed by
 //! its own thread when the call returns.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -50,9 +50,9 @@ use std::time::{Duration, Instant};
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::ConnectOptions;
-use crate::runtime::runtime;
+use crate::runtime::{runtime, set_direct_call_active};
 use crate::spin_wait::{spin_then_park, SpinBudget};
-use crate::transport::Transport;
+use crate::transport::{Companion, Transport};
 
 /// One thread's connection for one client, shared (weakly) with the
 /// client's shared transport so closing the client can close it.
@@ -93,6 +93,12 @@ impl Slot {
     }
 }
 
+impl Companion for Slot {
+    fn close(&self) {
+        Slot::close(self)
+    }
+}
+
 impl Drop for Slot {
     fn drop(&mut self) {
         // In a forked child (its thread's entries are dropped when it exits)
@@ -116,19 +122,12 @@ struct Direct {
 
 thread_local! {
     static ENTRIES: RefCell<Vec<Direct>> = const { RefCell::new(Vec::new()) };
-    static ACTIVE: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether this thread is inside a direct call: a task started now must go
-/// to the process runtime, not to the thread's, which stops with the call.
-pub(crate) fn active() -> bool {
-    ACTIVE.with(Cell::get)
 }
 
 /// Mark this thread as one whose tasks must go to the process runtime (the
 /// caller thread's runtime serves calls, not the tasks they leave behind).
 pub(crate) fn mark_active() {
-    ACTIVE.with(|a| a.set(true));
+    set_direct_call_active(true);
 }
 
 /// `EMQ_DIRECT_CALLS`, read once: anything but `0`/`false`/`off` is on.
@@ -169,7 +168,7 @@ where
         // Closed by the client from another thread just now.
         return Err(Error::new(ErrorKind::Closed, "client is closed"));
     };
-    ACTIVE.with(|a| a.set(true));
+    set_direct_call_active(true);
     // This runtime ran nothing while the thread was away: let the
     // connection's driver read an end the server sent meanwhile (an idle
     // timeout, a restart), so the call reconnects before sending instead
@@ -183,7 +182,7 @@ where
     let call = call(client.with_transport(slot.transport.clone()));
     let answer = runtime.block_on(spin_then_park(call, slot.spin.budget()));
     slot.spin.observe(started.elapsed());
-    ACTIVE.with(|a| a.set(false));
+    set_direct_call_active(false);
     drop(guard);
     if slot.transport.is_closed() {
         slot.close(); // the client closed during the call

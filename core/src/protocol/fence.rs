@@ -37,7 +37,7 @@ pub(crate) async fn fence<C: ConnectionLike + Send + Sync>(
     if found == version {
         Ok(())
     } else {
-        Err(Error::version_fence(&found, speaks))
+        Err(Error::version_fence(&found, speaks.as_str()))
     }
 }
 

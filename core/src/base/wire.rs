@@ -11,6 +11,10 @@ use std::fmt;
 
 use crate::error::{Error, ErrorKind, Result};
 
+/// The newest wire protocol this client speaks (its default); the value of
+/// `{emq}:version` it fences. See [`WireVersion`] for speaking an older one.
+pub const PROTOCOL_VERSION: &str = "echomq:2.1.0";
+
 /// A wire version this client knows, oldest first (so `<` means older).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum WireVersion {

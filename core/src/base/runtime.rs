@@ -8,6 +8,7 @@
 //! building one (once per process) locks, and the child's build does not wait
 //! on a lock the parent held either.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -30,6 +31,23 @@ static RUNTIME: ArcSwapOption<Owned> = ArcSwapOption::const_empty();
 /// a child that finds its parent's pid here takes it over (that thread does
 /// not exist in the child and will never finish).
 static BUILDER: AtomicU32 = AtomicU32::new(0);
+
+thread_local! {
+    /// Set while this thread is inside a direct call, and for good on the
+    /// caller thread ([`crate::direct`], [`crate::caller`]).
+    static DIRECT_CALL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is inside a direct call: a task started now must go
+/// to the process runtime, not to the thread's, which stops with the call.
+pub(crate) fn direct_call_active() -> bool {
+    DIRECT_CALL.with(Cell::get)
+}
+
+/// Mark this thread as inside a direct call, or not ([`crate::direct`]).
+pub(crate) fn set_direct_call_active(active: bool) {
+    DIRECT_CALL.with(|a| a.set(active));
+}
 
 /// The runtime's worker threads when `EMQ_RUNTIME_THREADS` is unset.
 pub const DEFAULT_THREADS: usize = 2;

@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::id::BrandedId;
+use crate::wire::WireVersion;
 
 /// The answer to an enqueue: the id (the receipt) and whether the row already existed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,4 +225,162 @@ pub struct TimeRange {
     pub from_ms: u64,
     /// Range end, unix ms, inclusive.
     pub to_ms: u64,
+}
+
+// What the repeat and stall verbs answer (verbs/repeat.rs, verbs/stall.rs),
+// defined here so the reply decoders (protocol/replies.rs) can build them.
+// `echomq::repeat` re-exports its own.
+
+/// A repeatable job as stored: its spec, what it fires, and where it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Repeat {
+    /// The repeat's name; fired job ids derive from it and the slot.
+    pub name: String,
+    /// The interval, ms, when it repeats on an interval.
+    pub every_ms: Option<u64>,
+    /// The cron pattern, when it repeats on a schedule.
+    pub cron: Option<String>,
+    /// The cron pattern's time zone (set whenever `cron` is).
+    pub tz: Option<String>,
+    /// The payload every fired job carries (the record's `template`).
+    pub payload: Vec<u8>,
+    /// The slot it waits for: unix ms by the server clock.
+    pub next_run_ms: u64,
+    /// No slot before this, unix ms.
+    pub start_at: Option<u64>,
+    /// No slot after this, unix ms.
+    pub end_at: Option<u64>,
+    /// Fire at most this many jobs.
+    pub limit: Option<u64>,
+    /// Jobs fired since the spec last changed.
+    pub count: u64,
+    /// The slot of the last fire, and the id of the job it enqueued.
+    pub last_run_ms: Option<u64>,
+    /// The id of the job the last fire enqueued.
+    pub last_id: Option<BrandedId>,
+}
+
+/// What one repeat's fire did (the `repeat_fire` script's verdict).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FireOutcome {
+    /// A job was enqueued for the slot.
+    Fired,
+    /// The slot had been fired before; nothing enqueued, the schedule advanced.
+    Duplicate,
+    /// The repeat no longer waits for that slot (another pump fired it, or it
+    /// was upserted since); nothing changed.
+    Moved,
+    /// Not due yet by the server clock; nothing changed.
+    Early,
+    /// No record: the schedule entry was dropped.
+    Gone,
+    /// The slot lay past `end_at` or the limit was reached: removed unfired.
+    Ended,
+}
+
+/// One verdict of `repeat_fire`.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fire {
+    pub outcome: FireOutcome,
+    /// The job's id when fired or a duplicate.
+    pub id: Option<BrandedId>,
+    /// The next slot; `None` when the repeat ended (or, for moved / early,
+    /// its current slot if any).
+    pub next: Option<u64>,
+}
+
+/// What `repeat_upsert` answered.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Upserted {
+    /// Scheduled; `kept` when the spec was unchanged and the slot kept.
+    Scheduled { repeat: Repeat, kept: bool },
+    /// The name's id tag is taken by this other repeat of the queue.
+    Collides(String),
+}
+
+/// What one stall-capped reap did: the ids it returned to pending and the
+/// ids it dead-lettered (in lease-deadline order), so callers can publish
+/// `stalled` / `dead` events for exactly these jobs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reaped {
+    /// Jobs returned to pending.
+    pub recovered: Vec<BrandedId>,
+    /// Jobs dead-lettered for stalling too often.
+    pub dead: Vec<BrandedId>,
+}
+
+impl Reaped {
+    /// How many lapsed leases this reap handled.
+    pub fn len(&self) -> usize {
+        self.recovered.len() + self.dead.len()
+    }
+
+    /// `true` when the reap touched no job.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+// What the protocol upgrade answers (ops/upgrade.rs), defined here with the
+// other values the client hands back, so the verbs layer (a blocking form of
+// the verb) can name it too.
+
+/// What [`Client::upgrade_protocol`](crate::Client::upgrade_protocol) found and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpgradeReport {
+    /// The version the record held.
+    pub from: WireVersion,
+    /// The version asked for.
+    pub to: WireVersion,
+    /// The probes that ran and passed, by registration.
+    pub probes: Vec<String>,
+    /// `CLIENT LIST` lines (`id addr name lib-ver`) of connections of this
+    /// client that speak a version older than `to`; they keep working until
+    /// they reconnect, when the fence refuses them.
+    pub older_clients: Vec<String>,
+    /// False when the server's `CLIENT LIST` does not show library info
+    /// (servers before Redis 7.2 / Valkey 7.2), so older clients cannot be told.
+    pub clients_known: bool,
+    /// True when the record was moved (false for a dry run, a declined
+    /// confirmation, or when it already held `to`).
+    pub upgraded: bool,
+    /// True when the record already held `to`: nothing was checked or moved.
+    pub already_current: bool,
+    /// The scratch queue the probes ran on (deleted afterwards), if they ran.
+    pub scratch_queue: Option<String>,
+}
+
+/// One finished step of [`Client::upgrade_protocol_with`](crate::Client::upgrade_protocol_with), in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpgradeStep<'a> {
+    /// The record holds `from`, as expected.
+    RecordChecked {
+        /// The version the record held.
+        found: &'a str,
+    },
+    /// One probe passed on the scratch queue.
+    ProbePassed {
+        /// The registration the probe checked.
+        probe: &'a str,
+    },
+    /// The scratch queue's keys were deleted (`keys` = how many existed).
+    ScratchDeleted {
+        /// The scratch queue's name.
+        queue: &'a str,
+        /// How many of its keys existed and were deleted.
+        keys: u64,
+    },
+    /// `CLIENT LIST` was read: the other connections of this client that
+    /// speak a version older than `to` (`known` false: the server cannot tell).
+    ClientsListed {
+        /// The `CLIENT LIST` lines of those connections.
+        older: &'a [String],
+        /// False when the server does not show library info.
+        known: bool,
+    },
+    /// The record now holds `to`.
+    RecordSet,
 }
