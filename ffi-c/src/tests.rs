@@ -310,14 +310,17 @@ fn enqueue_options_at_the_boundary() {
         let mut newer = std::mem::zeroed::<Newer>();
         emq_enqueue_options_init(&mut newer.known, size_of::<Newer>());
         assert_eq!(newer.known.size, size_of::<Newer>());
-        let p = &newer as *const Newer as *const emq_enqueue_options;
-        assert_eq!(status(enqueue_options(p, "opts")), EMQ_OK);
+        let p = |n: &Newer| n as *const Newer as *const emq_enqueue_options;
+        assert_eq!(status(enqueue_options(p(&newer), "opts")), EMQ_OK);
         newer.priority = 3;
-        assert_eq!(status(enqueue_options(p, "opts")), EMQ_ERR_INVALID_ARGUMENT);
+        assert_eq!(
+            status(enqueue_options(p(&newer), "opts")),
+            EMQ_ERR_INVALID_ARGUMENT
+        );
 
         let mut o = std::mem::zeroed::<emq_enqueue_options>();
         emq_enqueue_options_init(&mut o, size_of::<emq_enqueue_options>());
-        o.dedup_id = b"or\xffder\0".as_ptr() as *const c_char;
+        o.dedup_id = c"or\xffder".as_ptr();
         assert_eq!(status(enqueue_options(&o, "opts")), EMQ_ERR_INVALID_UTF8);
 
         // The verbs check their handle and out pointers before anything else.
