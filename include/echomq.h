@@ -59,8 +59,8 @@
 #define EMQ_NOT_WRITTEN 1
 
 /**
- * Could not be told: resend it with the same id (`emq_enqueue_with_id`
- * answers `duplicate` if it had been written).
+ * Could not be told: resend it with the same id (`emq_enqueue_options.id`;
+ * the answer is `duplicate` if it had been written).
  */
 #define EMQ_WRITE_UNKNOWN 2
 
@@ -480,6 +480,53 @@ typedef struct emq_bundle_mismatch_list {
     struct emq_bundle_mismatch *items;
     size_t len;
 } emq_bundle_mismatch_list;
+
+/**
+ * How `emq_enqueue` (and each item of `emq_enqueue_many`) writes a job.
+ * Start from `emq_enqueue_options_init(&o, sizeof o)` and set only what you
+ * need; every default is zero or NULL (enqueue now, under a freshly minted
+ * id). Strings are borrowed for the duration of the call. The struct may
+ * grow in later versions (new fields are appended, their defaults zero); a
+ * program built against an older, smaller one keeps working.
+ *
+ * Refused with `EMQ_ERR_INVALID_ARGUMENT` before anything is sent:
+ * `run_at_ms` and `delay_ms` both set; `dedup_id` with `id`, `run_at_ms` or
+ * `delay_ms`; `dedup_ttl_ms` without `dedup_id`. A bad `id` is
+ * `EMQ_ERR_INVALID_ID`.
+ */
+typedef struct emq_enqueue_options {
+    /**
+     * `sizeof` the struct as the caller compiled it; set by the init function.
+     */
+    size_t size;
+    /**
+     * A caller-chosen `JOB` id (the producer's receipt): a row that already
+     * holds it answers `duplicate = true` and is left untouched. NULL
+     * (default) = a freshly minted id.
+     */
+    const char *id;
+    /**
+     * Run at this absolute unix-ms instant (the caller's clock). 0 (default) = not set.
+     */
+    uint64_t run_at_ms;
+    /**
+     * Run this many ms after the server's now. 0 (default) = not set (now).
+     */
+    uint64_t delay_ms;
+    /**
+     * Wire 2.1.0 (else `EMQ_ERR_UNSUPPORTED`): while the job holding this
+     * dedup id (`[A-Za-z0-9._-]{1,255}`) is pending, scheduled or active,
+     * another enqueue with it answers that job's id with `duplicate = true`.
+     * Enqueues now under a minted id. NULL (default) = none.
+     */
+    const char *dedup_id;
+    /**
+     * Release the dedup id after this long even if its job still lives
+     * (throttle mode). 0 (default) = held until the job completes, is
+     * removed or goes dead.
+     */
+    uint64_t dedup_ttl_ms;
+} emq_enqueue_options;
 
 /**
  * The answer to an enqueue: the id (the producer's receipt) and whether a
@@ -1162,7 +1209,8 @@ typedef struct emq_value {
 
 /**
  * `emq_enqueue_many` lost its connection part way; `emq_error_items` says
- * which items were written. (Resend the others with `emq_enqueue_with_id`.)
+ * which items were written. (Resend the others with their ids as
+ * `emq_enqueue_options.id`.)
  */
 #define EMQ_ERR_PARTIAL_BATCH 22
 
@@ -1343,9 +1391,22 @@ emq_status emq_bundle_mismatches(const struct emq_client *client,
                                  struct emq_error **err);
 
 /**
+ * Fill `*options` (`size` bytes, normally `sizeof *options`) with the
+ * defaults (all zero / NULL) and record `size`, so a later library knows
+ * which fields this program has. NULL is a no-op.
+ *
+ * # Safety
+ * `options` is NULL or valid for writes of `size` bytes.
+ */
+void emq_enqueue_options_init(struct emq_enqueue_options *options,
+                              size_t size);
+
+/**
  * Enqueue `payload_len` bytes (copied; `payload` may be NULL when the length
- * is 0) under a freshly minted `JOB` id. `out` may be NULL; else it receives
- * the id and `duplicate`.
+ * is 0) as `options` say (NULL = now, under a freshly minted `JOB` id; see
+ * `emq_enqueue_options`). `out` may be NULL; else it receives the id and
+ * `duplicate` (a chosen id whose row exists, or a dedup id held by a live
+ * job: still `EMQ_OK`).
  *
  * # Safety
  * Every pointer argument is NULL or valid for the access its type implies
@@ -1357,66 +1418,20 @@ emq_status emq_enqueue(const struct emq_client *client,
                        const char *queue,
                        const uint8_t *payload,
                        size_t payload_len,
+                       const struct emq_enqueue_options *options,
                        struct emq_enqueued *out,
                        struct emq_error **err);
 
 /**
- * Enqueue under a caller-chosen id (a `JOB` id): enqueueing the same id again
- * answers `duplicate = true` and leaves the row untouched. `out` may be NULL.
- *
- * # Safety
- * Every pointer argument is NULL or valid for the access its type implies
- * for the duration of the call: strings NUL-terminated, arrays as long as
- * their count, handles live ones from this library (see the header's
- * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
- */
-emq_status emq_enqueue_with_id(const struct emq_client *client,
-                               const char *queue,
-                               const char *id,
-                               const uint8_t *payload,
-                               size_t payload_len,
-                               struct emq_enqueued *out,
-                               struct emq_error **err);
-
-/**
- * Enqueue to run at the absolute unix-ms instant `run_at_ms`. `out` may be NULL.
- *
- * # Safety
- * Every pointer argument is NULL or valid for the access its type implies
- * for the duration of the call: strings NUL-terminated, arrays as long as
- * their count, handles live ones from this library (see the header's
- * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
- */
-emq_status emq_enqueue_at(const struct emq_client *client,
-                          const char *queue,
-                          const uint8_t *payload,
-                          size_t payload_len,
-                          uint64_t run_at_ms,
-                          struct emq_enqueued *out,
-                          struct emq_error **err);
-
-/**
- * Enqueue to run `delay_ms` after the server's now. `out` may be NULL.
- *
- * # Safety
- * Every pointer argument is NULL or valid for the access its type implies
- * for the duration of the call: strings NUL-terminated, arrays as long as
- * their count, handles live ones from this library (see the header's
- * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
- */
-emq_status emq_enqueue_in(const struct emq_client *client,
-                          const char *queue,
-                          const uint8_t *payload,
-                          size_t payload_len,
-                          uint64_t delay_ms,
-                          struct emq_enqueued *out,
-                          struct emq_error **err);
-
-/**
- * Enqueue `count` payloads in one pipeline. Every payload is checked before
- * anything is sent (one oversized payload fails the whole call). `*out` is a
- * new list with one verdict per payload, in input order, released with
- * `emq_enqueue_list_free`.
+ * Enqueue `count` payloads in one round trip per kind of write, item `i`
+ * with `options[i]`: `options` is NULL (every item with the defaults) or
+ * `count` pointers, any of which may be NULL (that item with the defaults).
+ * Every item is checked before anything is sent: a bad one fails the whole
+ * call (`EMQ_ERR_INVALID_ARGUMENT`, message `item N: ...`) and writes
+ * nothing. `*out` is a new list with one verdict per item, in input order,
+ * released with `emq_enqueue_list_free`. A connection lost part way is
+ * `EMQ_ERR_PARTIAL_BATCH` (`emq_error_items`: every item's id and whether it
+ * was written; resend the others with those ids as `options.id`).
  *
  * # Safety
  * Every pointer argument is NULL or valid for the access its type implies
@@ -1428,6 +1443,7 @@ emq_status emq_enqueue_many(const struct emq_client *client,
                             const char *queue,
                             const struct emq_bytes *payloads,
                             size_t count,
+                            const struct emq_enqueue_options *const *options,
                             struct emq_enqueue_list **out,
                             struct emq_error **err);
 
@@ -1705,28 +1721,6 @@ emq_status emq_remove(const struct emq_client *client,
                       const char *queue,
                       const char *id,
                       struct emq_error **err);
-
-/**
- * Enqueue with a freshly minted `JOB` id unless a live job holds `dedup_id`
- * (`[A-Za-z0-9._-]{1,255}`): then `out` gets that job's id with
- * `duplicate = true`. `dedup_ttl_ms` > 0 releases the dedup id after that
- * long even if its job still lives (throttle mode); 0 = held until the job
- * completes, is removed or goes dead. `out` may be NULL.
- *
- * # Safety
- * Every pointer argument is NULL or valid for the access its type implies
- * for the duration of the call: strings NUL-terminated, arrays as long as
- * their count, handles live ones from this library (see the header's
- * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
- */
-emq_status emq_enqueue_dedup(const struct emq_client *client,
-                             const char *queue,
-                             const uint8_t *payload,
-                             size_t payload_len,
-                             const char *dedup_id,
-                             uint64_t dedup_ttl_ms,
-                             struct emq_enqueued *out,
-                             struct emq_error **err);
 
 /**
  * Reap up to `limit` lapsed leases, counting a stall on each: at

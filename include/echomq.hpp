@@ -142,7 +142,8 @@ ECHOMQ_ERROR_CLASS(UnavailableError, EMQ_ERR_UNAVAILABLE)
 ECHOMQ_ERROR_CLASS(NotDurableError, EMQ_ERR_NOT_DURABLE)
 #endif
 /// EMQ_ERR_PARTIAL_BATCH: enqueue_many lost its connection part way. items() holds every
-/// payload's id and write state; resend the ones not written with enqueue_with_id.
+/// payload's id and write state; resend the ones not written with that id as
+/// EnqueueOptions::id.
 ECHOMQ_ERROR_CLASS(PartialBatchError, EMQ_ERR_PARTIAL_BATCH)
 #ifdef EMQ_ERR_JOB_DEAD
 /// EMQ_ERR_JOB_DEAD: the job Client::wait_for_result waited on went dead; job_id() is that
@@ -295,6 +296,41 @@ struct Enqueued {
     std::string id;
     bool duplicate;
 };
+
+/// How enqueue (and each item of enqueue_many) writes a job: emq_enqueue_options with
+/// std::optional fields. Every field unset (the default) = now, under a freshly minted id.
+/// A number set to 0 counts as unset (the C struct's convention). Refused with
+/// InvalidArgumentError before anything is sent: run_at_ms with delay_ms; dedup_id with
+/// id, run_at_ms or delay_ms; dedup_ttl_ms without dedup_id.
+struct EnqueueOptions {
+    /// A caller-chosen JOB id: a row that already holds it answers duplicate = true.
+    std::optional<std::string> id = std::nullopt;
+    /// Run at this absolute unix-ms instant (the caller's clock).
+    std::optional<uint64_t> run_at_ms = std::nullopt;
+    /// Run this many ms after the server's now.
+    std::optional<uint64_t> delay_ms = std::nullopt;
+    /// Wire 2.1.0: while the job holding this dedup id lives, another enqueue with it
+    /// answers that job's id with duplicate = true.
+    std::optional<std::string> dedup_id = std::nullopt;
+    /// Release the dedup id after this long even if its job still lives (throttle mode).
+    std::optional<uint64_t> dedup_ttl_ms = std::nullopt;
+};
+
+namespace detail {
+
+/// `o` as the C struct; its strings borrow from `o`, which must outlive the call.
+inline emq_enqueue_options to_c(const EnqueueOptions& o) {
+    emq_enqueue_options c;
+    emq_enqueue_options_init(&c, sizeof c);
+    c.id = o.id ? o.id->c_str() : nullptr;
+    c.run_at_ms = o.run_at_ms.value_or(0);
+    c.delay_ms = o.delay_ms.value_or(0);
+    c.dedup_id = o.dedup_id ? o.dedup_id->c_str() : nullptr;
+    c.dedup_ttl_ms = o.dedup_ttl_ms.value_or(0);
+    return c;
+}
+
+}  // namespace detail
 
 /// One payload's verdict in enqueue_many: status EMQ_OK with an id, or an error.
 struct EnqueueResult {
@@ -588,55 +624,43 @@ public:
         return out;
     }
 
-    Enqueued enqueue(std::string_view queue, Bytes payload) const {
+    /// Enqueue `payload` as `options` say (default: now, under a freshly minted id).
+    Enqueued enqueue(std::string_view queue, Bytes payload,
+                     const EnqueueOptions& options = {}) const {
         std::string q(queue);
+        emq_enqueue_options o = detail::to_c(options);
         emq_enqueued out{};
         detail::check([&](emq_error** e) {
-            return emq_enqueue(raw(), q.c_str(), payload.data(), payload.size(), &out, e);
+            return emq_enqueue(raw(), q.c_str(), payload.data(), payload.size(), &o, &out, e);
         });
         return Enqueued{out.id, out.duplicate};
     }
 
-    Enqueued enqueue_with_id(std::string_view queue, std::string_view id, Bytes payload) const {
-        std::string q(queue), i(id);
-        emq_enqueued out{};
-        detail::check([&](emq_error** e) {
-            return emq_enqueue_with_id(raw(), q.c_str(), i.c_str(), payload.data(), payload.size(),
-                                       &out, e);
-        });
-        return Enqueued{out.id, out.duplicate};
-    }
-
-    Enqueued enqueue_at(std::string_view queue, Bytes payload, uint64_t run_at_ms) const {
-        std::string q(queue);
-        emq_enqueued out{};
-        detail::check([&](emq_error** e) {
-            return emq_enqueue_at(raw(), q.c_str(), payload.data(), payload.size(), run_at_ms, &out,
-                                  e);
-        });
-        return Enqueued{out.id, out.duplicate};
-    }
-
-    Enqueued enqueue_in(std::string_view queue, Bytes payload, uint64_t delay_ms) const {
-        std::string q(queue);
-        emq_enqueued out{};
-        detail::check([&](emq_error** e) {
-            return emq_enqueue_in(raw(), q.c_str(), payload.data(), payload.size(), delay_ms, &out,
-                                  e);
-        });
-        return Enqueued{out.id, out.duplicate};
-    }
-
-    /// One verdict per payload, in order; a batch cut part way throws PartialBatchError.
+    /// One verdict per payload, in order, payload i written as options[i] says; `options`
+    /// is empty (every item with the defaults) or has one entry per payload (else
+    /// InvalidArgumentError). Every item is checked before anything is sent (a bad one
+    /// throws, nothing written); a batch cut part way throws PartialBatchError.
     std::vector<EnqueueResult> enqueue_many(std::string_view queue,
-                                            const std::vector<Bytes>& payloads) const {
+                                            const std::vector<Bytes>& payloads,
+                                            const std::vector<EnqueueOptions>& options = {}) const {
+        if (!options.empty() && options.size() != payloads.size())
+            throw InvalidArgumentError("enqueue_many: " + std::to_string(options.size()) +
+                                       " options for " + std::to_string(payloads.size()) +
+                                       " payloads");
         std::string q(queue);
         std::vector<emq_bytes> items;
         items.reserve(payloads.size());
         for (const Bytes& p : payloads) items.push_back(emq_bytes{p.data(), p.size()});
+        std::vector<emq_enqueue_options> c_options;
+        std::vector<const emq_enqueue_options*> c_pointers;
+        c_options.reserve(options.size());
+        for (const EnqueueOptions& o : options) c_options.push_back(detail::to_c(o));
+        for (const emq_enqueue_options& o : c_options) c_pointers.push_back(&o);
         emq_enqueue_list* raw_list = nullptr;
         detail::check([&](emq_error** e) {
-            return emq_enqueue_many(raw(), q.c_str(), items.data(), items.size(), &raw_list, e);
+            return emq_enqueue_many(raw(), q.c_str(), items.data(), items.size(),
+                                    c_pointers.empty() ? nullptr : c_pointers.data(), &raw_list,
+                                    e);
         });
         std::unique_ptr<emq_enqueue_list, detail::Deleter<emq_enqueue_list, emq_enqueue_list_free>>
             list(raw_list);
@@ -921,20 +945,6 @@ public:
     }
 
     // ---- 2.1.0 job features (issue #13) ----
-
-    /// Enqueue unless a live job holds `dedup_id`: then the receipt names that job with
-    /// duplicate = true. `dedup_ttl_ms` > 0 releases the dedup id after that long even if its
-    /// job still lives (throttle mode); 0 holds it until the job completes, is removed or dies.
-    Enqueued enqueue_dedup(std::string_view queue, Bytes payload, std::string_view dedup_id,
-                           uint64_t dedup_ttl_ms = 0) const {
-        std::string q(queue), d(dedup_id);
-        emq_enqueued out{};
-        detail::check([&](emq_error** e) {
-            return emq_enqueue_dedup(raw(), q.c_str(), payload.data(), payload.size(), d.c_str(),
-                                     dedup_ttl_ms, &out, e);
-        });
-        return Enqueued{out.id, out.duplicate};
-    }
 
     /// The ids reap_stalled moved: back to pending, or dead at max_stalls.
     struct Reaped {

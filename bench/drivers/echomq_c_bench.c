@@ -59,7 +59,7 @@ static void bulk(emq_client *c) {
         }
         emq_enqueue_list *list = NULL;
         emq_error *err = NULL;
-        emq_status st = emq_enqueue_many(c, queue, items, count, &list, &err);
+        emq_status st = emq_enqueue_many(c, queue, items, count, NULL, &list, &err);
         if (st != EMQ_OK) die("emq_enqueue_many", st, err);
         emq_enqueue_list_free(list);
     }
@@ -160,7 +160,7 @@ int main(int argc, char **argv) {
         double t0 = now_s();
         for (size_t i = 0; i < n; i++) {
             size_t len = make_payload(buf, i);
-            if ((st = emq_enqueue(c, queue, (const uint8_t *)buf, len, NULL, &err)) != EMQ_OK) die("emq_enqueue", st, err);
+            if ((st = emq_enqueue(c, queue, (const uint8_t *)buf, len, NULL, NULL, &err)) != EMQ_OK) die("emq_enqueue", st, err);
         }
         report(workload, n, now_s() - t0, -1, -1, 1);
     } else if (!strcmp(workload, "enqueue-bulk") || !strcmp(workload, "prefill")) {
@@ -188,7 +188,7 @@ int main(int argc, char **argv) {
                 nanosleep(&ts, NULL);
             }
             size_t len = make_payload(buf, i);
-            if ((st = emq_enqueue(c, queue, (const uint8_t *)buf, len, NULL, &err)) != EMQ_OK) die("emq_enqueue", st, err);
+            if ((st = emq_enqueue(c, queue, (const uint8_t *)buf, len, NULL, NULL, &err)) != EMQ_OK) die("emq_enqueue", st, err);
         }
         wait_done(w);
         double seconds = now_s() - t0;
@@ -215,7 +215,7 @@ int main(int argc, char **argv) {
         double t0 = now_s();
         for (size_t i = 0; i < n; i++) {
             size_t len = make_payload(buf, i);
-            if ((st = emq_enqueue(c, queue, (const uint8_t *)buf, len, NULL, &err)) != EMQ_OK) die("emq_enqueue", st, err);
+            if ((st = emq_enqueue(c, queue, (const uint8_t *)buf, len, NULL, NULL, &err)) != EMQ_OK) die("emq_enqueue", st, err);
             double deadline = now_s() + 10;
             while (atomic_load(&sample_count) < i + 1) {
                 if (now_s() > deadline) { fprintf(stderr, "job %zu did not start within 10 s\n", i); exit(1); }

@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
         payloads[i] = (emq_bytes){(const uint8_t *)texts[i], (size_t)len};
     }
     emq_enqueue_list *list = NULL;
-    st = n ? emq_enqueue_many(client, "emails", payloads, n, &list, &err) : EMQ_OK;
+    st = n ? emq_enqueue_many(client, "emails", payloads, n, NULL, &list, &err) : EMQ_OK;
     free(payloads);
     free(texts);
     if (st != EMQ_OK) {
@@ -56,14 +56,18 @@ int main(int argc, char **argv) {
     }
     emq_enqueue_list_free(list); /* frees the items and their errors */
 
-    /* A job for later: in 60 seconds (server time). */
+    /* A job for later: in 60 seconds (server time). Options start from their
+     * defaults (now, a fresh id); set only what differs. */
     const char reminder[] = "{\"to\":\"later@example.com\"}";
+    emq_enqueue_options later;
+    emq_enqueue_options_init(&later, sizeof later);
+    later.delay_ms = 60000;
     emq_enqueued receipt;
-    st = emq_enqueue_in(client, "emails", (const uint8_t *)reminder, sizeof reminder - 1, 60000,
-                        &receipt, &err);
+    st = emq_enqueue(client, "emails", (const uint8_t *)reminder, sizeof reminder - 1, &later,
+                     &receipt, &err);
     if (st != EMQ_OK) {
         emq_client_free(client);
-        return fail("enqueue_in", st, err);
+        return fail("enqueue (delay_ms)", st, err);
     }
 
     emq_queue_counts counts;

@@ -44,7 +44,7 @@ int main(void) {
     for (int i = 0; i < JOBS; i++) {
         char text[32];
         int len = snprintf(text, sizeof text, "hello #%d", i);
-        st = emq_enqueue(client, "emails", (const uint8_t *)text, (size_t)len, &jobs[i], &err);
+        st = emq_enqueue(client, "emails", (const uint8_t *)text, (size_t)len, NULL, &jobs[i], &err);
         if (st != EMQ_OK) {
             emq_client_free(client);
             return fail("enqueue", st, err);

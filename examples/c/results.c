@@ -38,7 +38,7 @@ int main(void) {
     if (emq_worker_start(w, &err) != EMQ_OK) return fail(err);
 
     emq_enqueued receipt;
-    if (emq_enqueue(c, QUEUE, (const uint8_t *)"cat.png", 7, &receipt, &err) != EMQ_OK) return fail(err);
+    if (emq_enqueue(c, QUEUE, (const uint8_t *)"cat.png", 7, NULL, &receipt, &err) != EMQ_OK) return fail(err);
     emq_value *value = NULL;
     if (emq_wait_for_result(c, QUEUE, receipt.id, 30000, &value, &err) != EMQ_OK) return fail(err);
     printf("result: %.*s\n", (int)value->len, (const char *)value->data);

@@ -67,7 +67,7 @@ static emq_handler_status handle(const emq_job *job, void *user_data, emq_handle
     char receipt[64];
     int len = snprintf(receipt, sizeof receipt, "%lld c %llu", order, (unsigned long long)job->token);
     emq_error *err = NULL;
-    if (emq_enqueue(client, RECEIPTS, (const uint8_t *)receipt, (size_t)len, NULL, &err) != EMQ_OK) {
+    if (emq_enqueue(client, RECEIPTS, (const uint8_t *)receipt, (size_t)len, NULL, NULL, &err) != EMQ_OK) {
         emq_handler_result_set_message(result, err ? err->message : "receipt enqueue failed", NULL);
         emq_error_free(err);
         return EMQ_HANDLER_RETRY;

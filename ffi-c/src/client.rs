@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use emq_core::{blocking, BrowseSet, ConnectOptions, RetryOutcome, TimeRange};
+use emq_core::{blocking, BrowseSet, ConnectOptions, EnqueueOptions, RetryOutcome, TimeRange};
 
 use crate::guard::*;
 use crate::sized;
@@ -332,9 +332,125 @@ pub unsafe extern "C" fn emq_bundle_mismatches(
 
 // ---- enqueue ---------------------------------------------------------------
 
+/// How `emq_enqueue` (and each item of `emq_enqueue_many`) writes a job.
+/// Start from `emq_enqueue_options_init(&o, sizeof o)` and set only what you
+/// need; every default is zero or NULL (enqueue now, under a freshly minted
+/// id). Strings are borrowed for the duration of the call. The struct may
+/// grow in later versions (new fields are appended, their defaults zero); a
+/// program built against an older, smaller one keeps working.
+///
+/// Refused with `EMQ_ERR_INVALID_ARGUMENT` before anything is sent:
+/// `run_at_ms` and `delay_ms` both set; `dedup_id` with `id`, `run_at_ms` or
+/// `delay_ms`; `dedup_ttl_ms` without `dedup_id`. A bad `id` is
+/// `EMQ_ERR_INVALID_ID`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct emq_enqueue_options {
+    /// `sizeof` the struct as the caller compiled it; set by the init function.
+    pub size: usize,
+    /// A caller-chosen `JOB` id (the producer's receipt): a row that already
+    /// holds it answers `duplicate = true` and is left untouched. NULL
+    /// (default) = a freshly minted id.
+    pub id: *const c_char,
+    /// Run at this absolute unix-ms instant (the caller's clock). 0 (default) = not set.
+    pub run_at_ms: u64,
+    /// Run this many ms after the server's now. 0 (default) = not set (now).
+    pub delay_ms: u64,
+    /// Wire 2.1.0 (else `EMQ_ERR_UNSUPPORTED`): while the job holding this
+    /// dedup id (`[A-Za-z0-9._-]{1,255}`) is pending, scheduled or active,
+    /// another enqueue with it answers that job's id with `duplicate = true`.
+    /// Enqueues now under a minted id. NULL (default) = none.
+    pub dedup_id: *const c_char,
+    /// Release the dedup id after this long even if its job still lives
+    /// (throttle mode). 0 (default) = held until the job completes, is
+    /// removed or goes dead.
+    pub dedup_ttl_ms: u64,
+}
+
+/// Fill `*options` (`size` bytes, normally `sizeof *options`) with the
+/// defaults (all zero / NULL) and record `size`, so a later library knows
+/// which fields this program has. NULL is a no-op.
+///
+/// # Safety
+/// `options` is NULL or valid for writes of `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn emq_enqueue_options_init(options: *mut emq_enqueue_options, size: usize) {
+    // SAFETY: `options` is NULL or `size` writable bytes (`# Safety`).
+    unsafe { sized::init(options, size) }
+}
+
+// SAFETY: `#[repr(C)]`, `size: usize` first; every field is an integer or a pointer.
+unsafe impl sized::SizedOptions for emq_enqueue_options {
+    const NAME: &'static str = "emq_enqueue_options";
+    fn defaults() -> Self {
+        emq_enqueue_options {
+            size: std::mem::size_of::<emq_enqueue_options>(),
+            id: std::ptr::null(),
+            run_at_ms: 0,
+            delay_ms: 0,
+            dedup_id: std::ptr::null(),
+            dedup_ttl_ms: 0,
+        }
+    }
+    fn set_size(&mut self, size: usize) {
+        self.size = size;
+    }
+}
+
+/// `*options` (NULL = the defaults) as the core's options; `what` names the
+/// struct in messages (`options`, `options[2]`).
+///
+/// # Safety
+/// `options` is NULL or valid for reads of the `size` bytes it states, and its
+/// strings are NULL or NUL-terminated, live for the call.
+pub(crate) unsafe fn enqueue_options(
+    options: *const emq_enqueue_options,
+    what: &str,
+) -> FfiResult<EnqueueOptions> {
+    // SAFETY: the options pointer is NULL or points to a valid options struct
+    // of the size it states (`# Safety`).
+    let Some(o) = unsafe { sized::read(options) }.map_err(|f| f.context(what))? else {
+        return Ok(EnqueueOptions::default());
+    };
+    let nonzero = |ms: u64| (ms > 0).then_some(ms);
+    // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+    let (id, dedup_id) = unsafe {
+        (
+            opt_str_arg(o.id, &format!("{what}.id"))?,
+            opt_str_arg(o.dedup_id, &format!("{what}.dedup_id"))?,
+        )
+    };
+    Ok(EnqueueOptions {
+        id: id.map(String::from),
+        run_at_ms: nonzero(o.run_at_ms),
+        delay_ms: nonzero(o.delay_ms),
+        dedup_id: dedup_id.map(String::from),
+        dedup_ttl_ms: nonzero(o.dedup_ttl_ms),
+    })
+}
+
+fn enqueue_result(r: emq_core::Result<emq_core::Enqueued>) -> emq_enqueue_result {
+    match r {
+        Ok(e) => emq_enqueue_result {
+            status: EMQ_OK,
+            id: id_buf(&e.id),
+            duplicate: e.duplicate,
+            error: std::ptr::null_mut(),
+        },
+        Err(e) => emq_enqueue_result {
+            status: status_of(e.kind()),
+            id: [0; EMQ_ID_BUF],
+            duplicate: false,
+            error: emq_error::from_core(&e),
+        },
+    }
+}
+
 /// Enqueue `payload_len` bytes (copied; `payload` may be NULL when the length
-/// is 0) under a freshly minted `JOB` id. `out` may be NULL; else it receives
-/// the id and `duplicate`.
+/// is 0) as `options` say (NULL = now, under a freshly minted `JOB` id; see
+/// `emq_enqueue_options`). `out` may be NULL; else it receives the id and
+/// `duplicate` (a chosen id whose row exists, or a dedup id held by a live
+/// job: still `EMQ_OK`).
 ///
 /// # Safety
 /// Every pointer argument is NULL or valid for the access its type implies
@@ -347,120 +463,36 @@ pub unsafe extern "C" fn emq_enqueue(
     queue: *const c_char,
     payload: *const u8,
     payload_len: usize,
+    options: *const emq_enqueue_options,
     out: *mut emq_enqueued,
     err: *mut *mut emq_error,
 ) -> emq_status {
     guard(err, || {
-        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
-        let client = unsafe { client_arg(client) }?;
-        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
-        let payload = unsafe { slice_arg(payload, payload_len, "payload") }?;
-        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
-        enqueued(
-            client.enqueue(unsafe { str_arg(queue, "queue") }?, payload)?,
-            out,
-        );
+        // SAFETY: the client handle is NULL or live, from `emq_connect`; the
+        // payload is NULL or `payload_len` bytes; strings and the options are
+        // NULL or valid for the call (`# Safety`).
+        let (client, queue, payload, options) = unsafe {
+            (
+                client_arg(client)?,
+                str_arg(queue, "queue")?,
+                slice_arg(payload, payload_len, "payload")?,
+                enqueue_options(options, "options")?,
+            )
+        };
+        enqueued(client.enqueue(queue, payload, options)?, out);
         Ok(())
     })
 }
 
-/// Enqueue under a caller-chosen id (a `JOB` id): enqueueing the same id again
-/// answers `duplicate = true` and leaves the row untouched. `out` may be NULL.
-///
-/// # Safety
-/// Every pointer argument is NULL or valid for the access its type implies
-/// for the duration of the call: strings NUL-terminated, arrays as long as
-/// their count, handles live ones from this library (see the header's
-/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
-#[no_mangle]
-pub unsafe extern "C" fn emq_enqueue_with_id(
-    client: *const emq_client,
-    queue: *const c_char,
-    id: *const c_char,
-    payload: *const u8,
-    payload_len: usize,
-    out: *mut emq_enqueued,
-    err: *mut *mut emq_error,
-) -> emq_status {
-    guard(err, || {
-        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
-        let client = unsafe { client_arg(client) }?;
-        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
-        let payload = unsafe { slice_arg(payload, payload_len, "payload") }?;
-        let answer =
-            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
-            client.enqueue_with_id(unsafe { str_arg(queue, "queue") }?, unsafe { str_arg(id, "id") }?, payload)?;
-        enqueued(answer, out);
-        Ok(())
-    })
-}
-
-/// Enqueue to run at the absolute unix-ms instant `run_at_ms`. `out` may be NULL.
-///
-/// # Safety
-/// Every pointer argument is NULL or valid for the access its type implies
-/// for the duration of the call: strings NUL-terminated, arrays as long as
-/// their count, handles live ones from this library (see the header's
-/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
-#[no_mangle]
-pub unsafe extern "C" fn emq_enqueue_at(
-    client: *const emq_client,
-    queue: *const c_char,
-    payload: *const u8,
-    payload_len: usize,
-    run_at_ms: u64,
-    out: *mut emq_enqueued,
-    err: *mut *mut emq_error,
-) -> emq_status {
-    guard(err, || {
-        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
-        let client = unsafe { client_arg(client) }?;
-        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
-        let payload = unsafe { slice_arg(payload, payload_len, "payload") }?;
-        enqueued(
-            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
-            client.enqueue_at(unsafe { str_arg(queue, "queue") }?, payload, run_at_ms)?,
-            out,
-        );
-        Ok(())
-    })
-}
-
-/// Enqueue to run `delay_ms` after the server's now. `out` may be NULL.
-///
-/// # Safety
-/// Every pointer argument is NULL or valid for the access its type implies
-/// for the duration of the call: strings NUL-terminated, arrays as long as
-/// their count, handles live ones from this library (see the header's
-/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
-#[no_mangle]
-pub unsafe extern "C" fn emq_enqueue_in(
-    client: *const emq_client,
-    queue: *const c_char,
-    payload: *const u8,
-    payload_len: usize,
-    delay_ms: u64,
-    out: *mut emq_enqueued,
-    err: *mut *mut emq_error,
-) -> emq_status {
-    guard(err, || {
-        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
-        let client = unsafe { client_arg(client) }?;
-        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
-        let payload = unsafe { slice_arg(payload, payload_len, "payload") }?;
-        enqueued(
-            // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
-            client.enqueue_in(unsafe { str_arg(queue, "queue") }?, payload, delay_ms)?,
-            out,
-        );
-        Ok(())
-    })
-}
-
-/// Enqueue `count` payloads in one pipeline. Every payload is checked before
-/// anything is sent (one oversized payload fails the whole call). `*out` is a
-/// new list with one verdict per payload, in input order, released with
-/// `emq_enqueue_list_free`.
+/// Enqueue `count` payloads in one round trip per kind of write, item `i`
+/// with `options[i]`: `options` is NULL (every item with the defaults) or
+/// `count` pointers, any of which may be NULL (that item with the defaults).
+/// Every item is checked before anything is sent: a bad one fails the whole
+/// call (`EMQ_ERR_INVALID_ARGUMENT`, message `item N: ...`) and writes
+/// nothing. `*out` is a new list with one verdict per item, in input order,
+/// released with `emq_enqueue_list_free`. A connection lost part way is
+/// `EMQ_ERR_PARTIAL_BATCH` (`emq_error_items`: every item's id and whether it
+/// was written; resend the others with those ids as `options.id`).
 ///
 /// # Safety
 /// Every pointer argument is NULL or valid for the access its type implies
@@ -473,6 +505,7 @@ pub unsafe extern "C" fn emq_enqueue_many(
     queue: *const c_char,
     payloads: *const emq_bytes,
     count: usize,
+    options: *const *const emq_enqueue_options,
     out: *mut *mut emq_enqueue_list,
     err: *mut *mut emq_error,
 ) -> emq_status {
@@ -480,36 +513,39 @@ pub unsafe extern "C" fn emq_enqueue_many(
         // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
         let out = unsafe { out_arg(out, "out") }?;
         *out = std::ptr::null_mut();
-        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
-        let client = unsafe { client_arg(client) }?;
-        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
-        let queue = unsafe { str_arg(queue, "queue") }?;
-        // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
-        let payloads: Vec<&[u8]> = unsafe { slice_arg(payloads, count, "payloads") }?
+        // SAFETY: the client handle is NULL or live, from `emq_connect`; strings
+        // are NUL-terminated; `payloads` is NULL or `count` elements (`# Safety`).
+        let (client, queue, payloads) = unsafe {
+            (
+                client_arg(client)?,
+                str_arg(queue, "queue")?,
+                slice_arg(payloads, count, "payloads")?,
+            )
+        };
+        // SAFETY: `options` is NULL or `count` pointers, each NULL or a valid
+        // options struct (`# Safety`).
+        let options = (!options.is_null())
+            .then(|| unsafe { slice_arg(options, count, "options") })
+            .transpose()?;
+        let items = payloads
             .iter()
             .enumerate()
-            // SAFETY: the array is NULL or holds `len`/`count` elements (`# Safety`).
-            .map(|(i, b)| unsafe { slice_arg(b.data, b.len, &format!("payloads[{i}].data")) })
-            .collect::<FfiResult<_>>()?;
-        let items = client
-            .enqueue_many(queue, &payloads)?
-            .into_iter()
-            .map(|r| match r {
-                Ok(e) => emq_enqueue_result {
-                    status: EMQ_OK,
-                    id: id_buf(&e.id),
-                    duplicate: e.duplicate,
-                    error: std::ptr::null_mut(),
-                },
-                Err(e) => emq_enqueue_result {
-                    status: status_of(e.kind()),
-                    id: [0; EMQ_ID_BUF],
-                    duplicate: false,
-                    error: emq_error::from_core(&e),
-                },
+            .map(|(i, b)| {
+                let what = format!("options[{i}]");
+                let o = options.map_or(std::ptr::null(), |o| o[i]);
+                // SAFETY: each payload is NULL or `len` bytes; each options
+                // pointer NULL or valid for the call (`# Safety`).
+                let item = unsafe {
+                    (
+                        slice_arg(b.data, b.len, &format!("payloads[{i}].data"))?,
+                        enqueue_options(o, &what)?,
+                    )
+                };
+                Ok(item)
             })
-            .collect();
-        let (items, len) = into_raw_list(items);
+            .collect::<FfiResult<Vec<_>>>()?;
+        let results = client.enqueue_many(queue, &items)?;
+        let (items, len) = into_raw_list(results.into_iter().map(enqueue_result).collect());
         put(out, emq_enqueue_list { items, len });
         Ok(())
     })

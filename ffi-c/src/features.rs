@@ -1,55 +1,16 @@
-//! Job features of wire 2.1.0 in the C ABI: enqueue with a dedup id, the
-//! stall-capped reap and the queue limits. Each refuses with `EMQ_ERR_UNSUPPORTED` (before any I/O)
-//! on a client connected with `wire_version` `"echomq:2.0.0"`.
+//! Job features of wire 2.1.0 in the C ABI: the stall-capped reap and the
+//! queue limits (enqueue's `dedup_id` is an option, in client.rs). Each
+//! refuses with `EMQ_ERR_UNSUPPORTED` (before any I/O) on a client connected
+//! with `wire_version` `"echomq:2.0.0"`.
 
 use std::ffi::c_char;
 
-use emq_core::{BrandedId, EnqueueOptions};
+use emq_core::BrandedId;
 
-use crate::client::{client_arg, emq_client, enqueued, put};
+use crate::client::{client_arg, emq_client, put};
 use crate::guard::*;
 use crate::status::*;
 use crate::types::*;
-
-/// Enqueue with a freshly minted `JOB` id unless a live job holds `dedup_id`
-/// (`[A-Za-z0-9._-]{1,255}`): then `out` gets that job's id with
-/// `duplicate = true`. `dedup_ttl_ms` > 0 releases the dedup id after that
-/// long even if its job still lives (throttle mode); 0 = held until the job
-/// completes, is removed or goes dead. `out` may be NULL.
-///
-/// # Safety
-/// Every pointer argument is NULL or valid for the access its type implies
-/// for the duration of the call: strings NUL-terminated, arrays as long as
-/// their count, handles live ones from this library (see the header's
-/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
-#[no_mangle]
-pub unsafe extern "C" fn emq_enqueue_dedup(
-    client: *const emq_client,
-    queue: *const c_char,
-    payload: *const u8,
-    payload_len: usize,
-    dedup_id: *const c_char,
-    dedup_ttl_ms: u64,
-    out: *mut emq_enqueued,
-    err: *mut *mut emq_error,
-) -> emq_status {
-    guard(err, || {
-        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`).
-        let client = unsafe { client_arg(client) }?;
-        // SAFETY: `payload` is NULL or valid for `payload_len` bytes (`# Safety`).
-        let payload = unsafe { slice_arg(payload, payload_len, "payload") }?;
-        // SAFETY: string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
-        let (queue, dedup_id) =
-            unsafe { (str_arg(queue, "queue")?, str_arg(dedup_id, "dedup_id")?) };
-        let options = EnqueueOptions {
-            dedup_id: Some(dedup_id.to_string()),
-            dedup_ttl_ms: (dedup_ttl_ms > 0).then_some(dedup_ttl_ms),
-            ..EnqueueOptions::default()
-        };
-        enqueued(client.enqueue_with(queue, payload, &options)?, out);
-        Ok(())
-    })
-}
 
 fn id_list(ids: &[BrandedId]) -> emq_id_list {
     let ids = ids.iter().map(|id| emq_id { text: id_buf(id) }).collect();

@@ -33,6 +33,18 @@ impl Fail {
         ))
     }
 
+    /// The same failure, its message prefixed with `what: ` (which argument
+    /// of several, e.g. `options[2]`).
+    pub(crate) fn context(self, what: &str) -> Fail {
+        match self {
+            Fail::Core(e) => Fail::Core(emq_core::Error::new(
+                e.kind(),
+                format!("{what}: {}", e.message()),
+            )),
+            Fail::Boundary(status, message) => Fail::Boundary(status, format!("{what}: {message}")),
+        }
+    }
+
     fn panic(payload: Box<dyn Any + Send>) -> Fail {
         let what = emq_core::panicked(&*payload);
         Fail::Boundary(EMQ_ERR_PANIC, format!("echomq {what}"))

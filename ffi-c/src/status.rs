@@ -58,7 +58,8 @@ pub const EMQ_ERR_UNAVAILABLE: emq_status = 20;
 /// it in time (`emq_error_job_id` names the job); a failover now may lose it.
 pub const EMQ_ERR_NOT_DURABLE: emq_status = 21;
 /// `emq_enqueue_many` lost its connection part way; `emq_error_items` says
-/// which items were written. (Resend the others with `emq_enqueue_with_id`.)
+/// which items were written. (Resend the others with their ids as
+/// `emq_enqueue_options.id`.)
 pub const EMQ_ERR_PARTIAL_BATCH: emq_status = 22;
 /// A bug inside the library (a panic in its threads, caught); the operation
 /// did not finish. `emq_worker_join` answers it when the worker's run panicked.
@@ -137,8 +138,8 @@ pub struct emq_error {
 pub const EMQ_WRITTEN: i32 = 0;
 /// The item's row does not exist and its connection is gone: resend it.
 pub const EMQ_NOT_WRITTEN: i32 = 1;
-/// Could not be told: resend it with the same id (`emq_enqueue_with_id`
-/// answers `duplicate` if it had been written).
+/// Could not be told: resend it with the same id (`emq_enqueue_options.id`;
+/// the answer is `duplicate` if it had been written).
 pub const EMQ_WRITE_UNKNOWN: i32 = 2;
 
 /// One payload of a batch cut short by a lost connection.

@@ -121,6 +121,8 @@ fn struct_layouts_lp64() {
     layout!(emq_connect_options, 80, 8, size => 0, node_id => 8, strict_bundle => 12,
         client_name => 16, connect_timeout_ms => 24, response_timeout_ms => 32, max_payload => 40,
         publish_events => 48, wire_version => 56, wait_replicas => 64, wait_timeout_ms => 72);
+    layout!(emq_enqueue_options, 48, 8, size => 0, id => 8, run_at_ms => 16, delay_ms => 24,
+        dedup_id => 32, dedup_ttl_ms => 40);
     layout!(emq_worker_event, 64, 8, kind => 0, error_status => 4, name => 8, id => 16,
         token => 24, error => 32, retry_in_ms => 40, duration_ms => 48, count => 56);
     layout!(emq_queue_event, 56, 8, queue => 0, event => 8, job => 16, field_names => 24,
@@ -234,6 +236,110 @@ fn null_pointers_and_bad_utf8_are_codes() {
         emq_worker_free(null_mut());
         emq_job_free(null_mut());
         emq_error_free(null_mut());
+    }
+}
+
+/// `emq_enqueue_options` at the boundary, without a server: NULL and the
+/// init function give the core's defaults, 0 / NULL fields are "not set",
+/// and a bad `size`, unknown non-zero trailing bytes or a non-UTF-8 string
+/// are statuses naming the struct, never a crash.
+#[test]
+fn enqueue_options_at_the_boundary() {
+    use crate::client::enqueue_options;
+    use emq_core::EnqueueOptions;
+    let status = |r: Result<EnqueueOptions, Fail>| match r {
+        Ok(_) => EMQ_OK,
+        Err(f) => {
+            let status = f.status();
+            let err = f.into_error();
+            let message = unsafe { text((*err).message) };
+            unsafe { emq_error_free(err) };
+            assert!(message.contains("opts"), "{message}");
+            status
+        }
+    };
+    unsafe {
+        assert_eq!(
+            enqueue_options(null(), "opts").ok(),
+            Some(EnqueueOptions::default())
+        );
+        let mut o = std::mem::zeroed::<emq_enqueue_options>();
+        emq_enqueue_options_init(&mut o, size_of::<emq_enqueue_options>());
+        assert_eq!(o.size, size_of::<emq_enqueue_options>());
+        assert_eq!(
+            enqueue_options(&o, "opts").ok(),
+            Some(EnqueueOptions::default())
+        );
+        emq_enqueue_options_init(null_mut(), 48);
+
+        o.id = c"JOB0KHTOWnGLuC".as_ptr();
+        o.delay_ms = 500;
+        o.dedup_ttl_ms = 7;
+        let core = enqueue_options(&o, "opts").ok().unwrap();
+        assert_eq!(
+            core,
+            EnqueueOptions::default()
+                .id("JOB0KHTOWnGLuC")
+                .delay_ms(500)
+                .dedup_ttl_ms(7)
+        );
+
+        // An older, smaller struct (size, id, run_at_ms): the rest are defaults.
+        o.size = offset_of!(emq_enqueue_options, delay_ms);
+        let core = enqueue_options(&o, "opts").ok().unwrap();
+        assert_eq!(core, EnqueueOptions::default().id("JOB0KHTOWnGLuC"));
+
+        // Uninitialised (size 0) or nonsense sizes are refused.
+        o.size = 0;
+        assert_eq!(
+            status(enqueue_options(&o, "opts")),
+            EMQ_ERR_INVALID_ARGUMENT
+        );
+        o.size = 3;
+        assert_eq!(
+            status(enqueue_options(&o, "opts")),
+            EMQ_ERR_INVALID_ARGUMENT
+        );
+
+        // A newer, larger struct: accepted while the unknown tail is zero.
+        #[repr(C)]
+        struct Newer {
+            known: emq_enqueue_options,
+            priority: u64,
+        }
+        let mut newer = std::mem::zeroed::<Newer>();
+        emq_enqueue_options_init(&mut newer.known, size_of::<Newer>());
+        assert_eq!(newer.known.size, size_of::<Newer>());
+        let p = |n: &Newer| n as *const Newer as *const emq_enqueue_options;
+        assert_eq!(status(enqueue_options(p(&newer), "opts")), EMQ_OK);
+        newer.priority = 3;
+        assert_eq!(
+            status(enqueue_options(p(&newer), "opts")),
+            EMQ_ERR_INVALID_ARGUMENT
+        );
+
+        let mut o = std::mem::zeroed::<emq_enqueue_options>();
+        emq_enqueue_options_init(&mut o, size_of::<emq_enqueue_options>());
+        o.dedup_id = c"or\xffder".as_ptr();
+        assert_eq!(status(enqueue_options(&o, "opts")), EMQ_ERR_INVALID_UTF8);
+
+        // The verbs check their handle and out pointers before anything else.
+        assert_eq!(
+            emq_enqueue(null(), c"q".as_ptr(), null(), 0, &o, null_mut(), null_mut()),
+            EMQ_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            emq_enqueue_many(
+                null(),
+                c"q".as_ptr(),
+                null(),
+                0,
+                null(),
+                null_mut(),
+                null_mut()
+            ),
+            EMQ_ERR_NULL_POINTER
+        );
     }
 }
 

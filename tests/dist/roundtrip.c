@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
     if (emq_connect(url, NULL, &client, &err) != EMQ_OK) return fail("connect", err);
 
     emq_enqueued enq;
-    if (emq_enqueue(client, queue, (const uint8_t *)"from C", 6, &enq, &err) != EMQ_OK)
+    if (emq_enqueue(client, queue, (const uint8_t *)"from C", 6, NULL, &enq, &err) != EMQ_OK)
         return fail("enqueue", err);
     emq_job *job = NULL;
     if (emq_claim(client, queue, 10000, &job, &err) != EMQ_OK) return fail("claim", err);

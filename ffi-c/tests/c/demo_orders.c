@@ -24,7 +24,7 @@ int main(int argc, char **argv) {
         char text[64];
         int len = snprintf(text, sizeof text, "{\"order\": %d, \"fail_once\": %s}", i,
                            i % 20 == 7 ? "true" : "false");
-        if (emq_enqueue(client, "orders", (const uint8_t *)text, (size_t)len, NULL, &err) != EMQ_OK) {
+        if (emq_enqueue(client, "orders", (const uint8_t *)text, (size_t)len, NULL, NULL, &err) != EMQ_OK) {
             fprintf(stderr, "enqueue: %s\n", err ? err->message : "?");
             emq_error_free(err);
             emq_client_free(client);

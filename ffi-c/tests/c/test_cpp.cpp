@@ -188,7 +188,9 @@ static void client_verbs(const echomq::Client& client) {
     CHECK(!first.duplicate);
     std::vector<uint8_t> raw_bytes = {0, 1, 2, 255};
     client.enqueue(q, raw_bytes);
-    echomq::Enqueued later = client.enqueue_in(q, "later", 60000);
+    echomq::EnqueueOptions in_a_minute;
+    in_a_minute.delay_ms = 60000;
+    echomq::Enqueued later = client.enqueue(q, "later", in_a_minute);
 
     emq_queue_counts c = client.counts(q);
     CHECK(c.pending == 2 && c.scheduled == 1 && c.active == 0);
@@ -221,7 +223,9 @@ static void client_verbs(const echomq::Client& client) {
     client.remove(q, jobs[0].id());
     CHECK(client.counts(q).pending == 0);
 
-    echomq::Enqueued fixed = client.enqueue_with_id(q, later.id, "again");
+    echomq::EnqueueOptions same_id;
+    same_id.id = later.id;
+    echomq::Enqueued fixed = client.enqueue(q, "again", same_id);
     CHECK(fixed.duplicate && fixed.id == later.id);
     std::vector<echomq::EnqueueResult> many = client.enqueue_many(q, {"a", "b", "c"});
     CHECK(many.size() == 3);
@@ -303,7 +307,9 @@ static void worker(const echomq::Client& client) {
 static void operator_verbs(const echomq::Client& client) {
     const std::string q = "cpp-ops";
     for (int i = 0; i < 3; ++i) client.enqueue(q, "p");
-    client.enqueue_in(q, "later", 60000);
+    echomq::EnqueueOptions later;
+    later.delay_ms = 60000;
+    client.enqueue(q, "later", later);
     client.pause("cpp-ops-empty");
     std::vector<std::string> names = client.queues();
     CHECK(std::is_sorted(names.begin(), names.end()));
@@ -359,11 +365,14 @@ static void repeats(const echomq::Client& client) {
 static void job_features(const echomq::Client& client) {
     const std::string q = "cpp-features";
     // Dedup: one job per dedup id.
-    echomq::Enqueued a = client.enqueue_dedup(q, "first", "order-42");
-    echomq::Enqueued b = client.enqueue_dedup(q, "second", "order-42");
+    echomq::EnqueueOptions dedup;
+    dedup.dedup_id = "order-42";
+    echomq::Enqueued a = client.enqueue(q, "first", dedup);
+    echomq::Enqueued b = client.enqueue(q, "second", dedup);
     CHECK(!a.duplicate && b.duplicate && a.id == b.id);
     CHECK(client.counts(q).pending == 1);
-    CHECK(throws<echomq::InvalidArgumentError>([&] { client.enqueue_dedup(q, "x", "a b"); },
+    dedup.dedup_id = "a b";
+    CHECK(throws<echomq::InvalidArgumentError>([&] { client.enqueue(q, "x", dedup); },
                                                EMQ_ERR_INVALID_ARGUMENT));
     client.drain(q);
 
@@ -483,7 +492,9 @@ static void observability(const echomq::Client& client) {
     echomq::Settled dead = client.wait_for(q, doomed.id, 30000);
     CHECK(dead.state == EMQ_SETTLED_DEAD && dead.last_error == std::string("never"));
     CHECK(client.wait_for(q, flaky.id, 30000).state == EMQ_SETTLED_COMPLETED);
-    echomq::Enqueued later = client.enqueue_in(q, "later", 60000);
+    echomq::EnqueueOptions in_a_minute;
+    in_a_minute.delay_ms = 60000;
+    echomq::Enqueued later = client.enqueue(q, "later", in_a_minute);
     CHECK(throws<echomq::TimeoutError>([&] { client.wait_for(q, later.id, 50); }, EMQ_ERR_TIMEOUT));
     w.stop();
     w.join();
@@ -685,6 +696,127 @@ static void error_kinds_provoked(const echomq::Client& client) {
     CHECK(throws<echomq::UnavailableError>([&] { gone.counts(q); }, EMQ_ERR_UNAVAILABLE));
 }
 
+// One enqueue with options (issue #33): each option's wire state, the refusals (nothing
+// written), and a batch with per-item options.
+static void enqueue_options(const echomq::Client& client) {
+    const std::string q = "cpp-enqueue";
+    auto now_ms = [] {
+        return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count());
+    };
+    auto key = [&](const std::string& rest) { return "'emq:{" + q + "}:" + rest + "'"; };
+    auto zscore = [&](const char* set, const std::string& id) {
+        std::string out = redis_out("ZSCORE " + key(set) + " " + id);
+        return out.empty() ? -1.0 : std::stod(out);
+    };
+
+    // Defaults: pending now under a minted id.
+    echomq::Enqueued plain = client.enqueue(q, "plain");
+    CHECK(!plain.duplicate && zscore("pending", plain.id) == 0);
+    CHECK(client.enqueue(q, "braces", {}).id != plain.id);
+
+    // id: under the chosen id; again = duplicate, the row untouched.
+    echomq::EnqueueOptions chosen;
+    chosen.id = echomq::mint_job_id();
+    echomq::Enqueued first = client.enqueue(q, "first", chosen);
+    CHECK(!first.duplicate && first.id == *chosen.id && zscore("pending", first.id) == 0);
+    echomq::Enqueued again = client.enqueue(q, "second", chosen);
+    CHECK(again.duplicate && again.id == *chosen.id);
+    CHECK(redis_out("HGET " + key("job:" + first.id) + " payload") == "first");
+
+    // run_at_ms: scored exactly; delay_ms: server-now + delay.
+    const uint64_t at = now_ms() + 7200000;
+    echomq::EnqueueOptions when;
+    when.run_at_ms = at;
+    echomq::Enqueued scheduled = client.enqueue(q, "at", when);
+    CHECK(zscore("schedule", scheduled.id) == static_cast<double>(at));
+    CHECK(redis_out("HGET " + key("job:" + scheduled.id) + " state") == "scheduled");
+    echomq::EnqueueOptions delay;
+    delay.delay_ms = 3600000;
+    const uint64_t before = now_ms();
+    echomq::Enqueued delayed = client.enqueue(q, "in", delay);
+    const uint64_t after = now_ms();
+    const double score = zscore("schedule", delayed.id);
+    CHECK(score >= static_cast<double>(before + 3600000 - 1000) &&
+          score <= static_cast<double>(after + 3600000 + 1000));
+
+    // dedup_id (+ dedup_ttl_ms): the dedup key names the job.
+    echomq::EnqueueOptions dedup;
+    dedup.dedup_id = "cpp-invoice";
+    echomq::Enqueued a = client.enqueue(q, "a", dedup);
+    echomq::Enqueued b = client.enqueue(q, "b", dedup);
+    CHECK(!a.duplicate && b.duplicate && a.id == b.id);
+    CHECK(redis_out("GET " + key("de:cpp-invoice")) == a.id);
+    CHECK(redis_out("PTTL " + key("de:cpp-invoice")) == "-1");
+    dedup.dedup_id = "cpp-throttle";
+    dedup.dedup_ttl_ms = 60000;
+    echomq::Enqueued t = client.enqueue(q, "t", dedup);
+    CHECK(redis_out("GET " + key("de:cpp-throttle")) == t.id);
+    const long ttl = std::stol(redis_out("PTTL " + key("de:cpp-throttle")));
+    CHECK(ttl > 0 && ttl <= 60000);
+
+    // Refusals: typed, before the wire.
+    const std::string rq = "cpp-enqueue-refused";
+    auto nothing_in = [&](const std::string& queue) {
+        return redis_out("EVAL \"return #redis.call('KEYS', ARGV[1])\" 0 'emq:{" + queue +
+                         "}:*'") == "0";
+    };
+    std::vector<echomq::EnqueueOptions> refused(4);
+    refused[0].run_at_ms = at;
+    refused[0].delay_ms = 1000;
+    refused[1].dedup_id = "d";
+    refused[1].id = echomq::mint_job_id();
+    refused[2].dedup_id = "d";
+    refused[2].delay_ms = 1000;
+    refused[3].dedup_ttl_ms = 1000;
+    for (const echomq::EnqueueOptions& o : refused)
+        CHECK(throws<echomq::InvalidArgumentError>([&] { client.enqueue(rq, "x", o); },
+                                                   EMQ_ERR_INVALID_ARGUMENT));
+    echomq::EnqueueOptions bad_id;
+    bad_id.id = "JOB-nope";
+    CHECK(throws<echomq::InvalidIdError>([&] { client.enqueue(rq, "x", bad_id); },
+                                         EMQ_ERR_INVALID_ID));
+    bad_id.id = std::string("JOB\xff", 4);
+    CHECK(throws<echomq::InvalidUtf8Error>([&] { client.enqueue(rq, "x", bad_id); },
+                                           EMQ_ERR_INVALID_UTF8));
+    CHECK(nothing_in(rq));
+
+    // A batch with per-item options: verdicts in input order.
+    echomq::EnqueueOptions fresh, taken, held, later;
+    fresh.id = echomq::mint_job_id();
+    taken.id = first.id;
+    held.dedup_id = "cpp-invoice";
+    later.delay_ms = 3600000;
+    std::vector<echomq::EnqueueResult> many = client.enqueue_many(
+        q, {"plain", "later", "fresh", "taken", "held"}, {{}, later, fresh, taken, held});
+    CHECK(many.size() == 5);
+    for (const echomq::EnqueueResult& r : many) CHECK(r.status == EMQ_OK && r.message.empty());
+    if (many.size() == 5) {
+        CHECK(!many[0].duplicate && zscore("pending", many[0].id) == 0);
+        CHECK(!many[1].duplicate && zscore("schedule", many[1].id) > 0);
+        CHECK(!many[2].duplicate && many[2].id == *fresh.id);
+        CHECK(many[3].duplicate && many[3].id == first.id);
+        CHECK(many[4].duplicate && many[4].id == a.id);
+    }
+    // A bad item refuses the whole batch; so does a count mismatch (the wrapper's check).
+    try {
+        client.enqueue_many(rq, {"a", "b"}, {{}, refused[0]});
+        CHECK(false);
+    } catch (const echomq::InvalidArgumentError& e) {
+        CHECK(std::string(e.what()).rfind("item 1: ", 0) == 0);
+    }
+    CHECK(throws<echomq::InvalidArgumentError>(
+        [&] { client.enqueue_many(rq, {"a", "b"}, {echomq::EnqueueOptions{}}); },
+        EMQ_ERR_INVALID_ARGUMENT));
+    CHECK(nothing_in(rq));
+#if __cplusplus >= 202002L
+    // C++20: designated initialisers.
+    echomq::Enqueued d20 = client.enqueue(q, "c++20", {.delay_ms = 1000});
+    CHECK(zscore("schedule", d20.id) > 0);
+#endif
+}
+
 int main() {
     pure_helpers();
     every_status_maps();
@@ -701,6 +833,7 @@ int main() {
         worker(client);
         operator_verbs(client);
         job_features(client);
+        enqueue_options(client);
         repeats(client);
         observability(client);
         progress_results(client);

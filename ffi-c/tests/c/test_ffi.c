@@ -67,6 +67,13 @@ _Static_assert(sizeof(emq_connect_options) == 80 && offsetof(emq_connect_options
                    offsetof(emq_connect_options, wait_replicas) == 64 &&
                    offsetof(emq_connect_options, wait_timeout_ms) == 72,
                "emq_connect_options");
+_Static_assert(sizeof(emq_enqueue_options) == 48 && offsetof(emq_enqueue_options, size) == 0 &&
+                   offsetof(emq_enqueue_options, id) == 8 &&
+                   offsetof(emq_enqueue_options, run_at_ms) == 16 &&
+                   offsetof(emq_enqueue_options, delay_ms) == 24 &&
+                   offsetof(emq_enqueue_options, dedup_id) == 32 &&
+                   offsetof(emq_enqueue_options, dedup_ttl_ms) == 40,
+               "emq_enqueue_options");
 _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, token) == 24 &&
                    offsetof(emq_worker_event, duration_ms) == 48 && offsetof(emq_worker_event, count) == 56,
                "emq_worker_event");
@@ -153,6 +160,13 @@ static uint64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Enqueue options at their defaults (now, a minted id), to set fields on. */
+static emq_enqueue_options enqueue_options(void) {
+    emq_enqueue_options o;
+    emq_enqueue_options_init(&o, sizeof o);
+    return o;
 }
 
 /* Run `redis-cli -u URL <args>` and keep the first line of its answer. */
@@ -244,7 +258,7 @@ static void test_enqueue_claim_complete(void) {
     emq_error *err = NULL;
     const uint8_t payload[] = {'h', 'i', 0, 0xff, '!'};
     emq_enqueued receipt;
-    CHECK(ok(emq_enqueue(c, "t.basic", payload, sizeof payload, &receipt, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.basic", payload, sizeof payload, NULL, &receipt, &err), err));
     CHECK(err == NULL && !receipt.duplicate && strlen(receipt.id) == 14);
 
     char line[256];
@@ -285,7 +299,7 @@ static void test_stale_token_keeps_row(void) {
     CHECK(c);
     emq_error *err = NULL;
     emq_enqueued r;
-    CHECK(ok(emq_enqueue(c, "t.stale", LIT("x"), &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.stale", LIT("x"), NULL, &r, &err), err));
     emq_job *job = NULL;
     CHECK(ok(emq_claim(c, "t.stale", 30000, &job, &err), err) && job);
     CHECK(emq_complete(c, "t.stale", job->id, job->token + 1, &err) == EMQ_ERR_STALE);
@@ -335,22 +349,24 @@ static void test_bad_arguments_are_codes(void) {
     CHECK(emq_complete(c, "t.args", "JOB-not-an-id", 1, &err) == EMQ_ERR_INVALID_ID);
     CHECK(err && strcmp(err->code, "EMQ_INVALID_ID") == 0);
     emq_error_free(err);
-    CHECK(emq_enqueue_with_id(c, "t.args", "JOB0000000000", LIT("x"), &r, NULL) == EMQ_ERR_INVALID_ID);
+    emq_enqueue_options bad_id = enqueue_options();
+    bad_id.id = "JOB0000000000";
+    CHECK(emq_enqueue(c, "t.args", LIT("x"), &bad_id, &r, NULL) == EMQ_ERR_INVALID_ID);
     /* invalid queue */
-    CHECK(emq_enqueue(c, "emq", LIT("x"), &r, &err) == EMQ_ERR_INVALID_QUEUE);
+    CHECK(emq_enqueue(c, "emq", LIT("x"), NULL, &r, &err) == EMQ_ERR_INVALID_QUEUE);
     emq_error_free(err);
-    CHECK(emq_enqueue(c, "", LIT("x"), &r, NULL) == EMQ_ERR_INVALID_QUEUE);
+    CHECK(emq_enqueue(c, "", LIT("x"), NULL, &r, NULL) == EMQ_ERR_INVALID_QUEUE);
     CHECK(emq_claim(c, "a}b", 1000, &(emq_job *){NULL}, NULL) == EMQ_ERR_INVALID_QUEUE);
     /* invalid argument: zero lease */
     emq_job *job = NULL;
     CHECK(emq_claim(c, "t.args", 0, &job, &err) == EMQ_ERR_INVALID_ARGUMENT && job == NULL);
     emq_error_free(err);
     /* null pointers */
-    CHECK(emq_enqueue(NULL, "t.args", LIT("x"), &r, &err) == EMQ_ERR_NULL_POINTER);
+    CHECK(emq_enqueue(NULL, "t.args", LIT("x"), NULL, &r, &err) == EMQ_ERR_NULL_POINTER);
     CHECK(err && err->status == EMQ_ERR_NULL_POINTER && strstr(err->message, "client"));
     emq_error_free(err);
-    CHECK(emq_enqueue(c, NULL, LIT("x"), &r, NULL) == EMQ_ERR_NULL_POINTER);
-    CHECK(emq_enqueue(c, "t.args", NULL, 3, &r, NULL) == EMQ_ERR_NULL_POINTER);
+    CHECK(emq_enqueue(c, NULL, LIT("x"), NULL, &r, NULL) == EMQ_ERR_NULL_POINTER);
+    CHECK(emq_enqueue(c, "t.args", NULL, 3, NULL, &r, NULL) == EMQ_ERR_NULL_POINTER);
     CHECK(emq_claim(c, "t.args", 1000, NULL, NULL) == EMQ_ERR_NULL_POINTER);
     CHECK(emq_counts(c, "t.args", NULL, NULL) == EMQ_ERR_NULL_POINTER);
     CHECK(emq_connect(g_url, NULL, NULL, NULL) == EMQ_ERR_NULL_POINTER);
@@ -360,9 +376,9 @@ static void test_bad_arguments_are_codes(void) {
     CHECK(verdicts == NULL && strstr(err->message, "jobs[1].id"));
     emq_error_free(err);
     /* An empty payload may be NULL. */
-    CHECK(ok(emq_enqueue(c, "t.args", NULL, 0, &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.args", NULL, 0, NULL, &r, &err), err));
     /* invalid UTF-8 */
-    CHECK(emq_enqueue(c, "bad\xff", LIT("x"), &r, &err) == EMQ_ERR_INVALID_UTF8);
+    CHECK(emq_enqueue(c, "bad\xff", LIT("x"), NULL, &r, &err) == EMQ_ERR_INVALID_UTF8);
     CHECK(err && strcmp(err->code, "EMQ_INVALID_UTF8") == 0);
     emq_error_free(err);
     CHECK(emq_connect("redis://\xc3\x28", NULL, &(emq_client *){NULL}, NULL) == EMQ_ERR_INVALID_UTF8);
@@ -375,7 +391,7 @@ static void test_bad_arguments_are_codes(void) {
     o.client_name = "emq-c-test";
     emq_client *small = NULL;
     CHECK(ok(emq_connect(g_url, &o, &small, &err), err));
-    CHECK(emq_enqueue(small, "t.args", LIT("12345"), &r, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(emq_enqueue(small, "t.args", LIT("12345"), NULL, &r, NULL) == EMQ_ERR_INVALID_ARGUMENT);
     emq_client_free(small);
     /* a refused connection */
     o = emq_connect_options_default();
@@ -394,7 +410,7 @@ static void test_batches_and_inspection(void) {
     const char *q = "t.batch";
     emq_bytes payloads[3] = {{(const uint8_t *)"a", 1}, {(const uint8_t *)"bb", 2}, {NULL, 0}};
     emq_enqueue_list *el = NULL;
-    CHECK(ok(emq_enqueue_many(c, q, payloads, 3, &el, &err), err));
+    CHECK(ok(emq_enqueue_many(c, q, payloads, 3, NULL, &el, &err), err));
     CHECK(el && el->len == 3);
     for (size_t i = 0; i < el->len; i++)
         CHECK(el->items[i].status == EMQ_OK && el->items[i].error == NULL && !el->items[i].duplicate);
@@ -470,15 +486,21 @@ static void test_batches_and_inspection(void) {
     emq_job_list_free(jobs);
     emq_enqueue_list_free(el);
 
-    /* with_id duplicates, scheduling, promote, reap */
+    /* chosen-id duplicates, scheduling, promote, reap */
     emq_id id;
     emq_enqueued r;
     CHECK(ok(emq_mint_job_id(-1, &id, &err), err));
-    CHECK(ok(emq_enqueue_with_id(c, q, id.text, LIT("p"), &r, &err), err) && !r.duplicate);
-    CHECK(ok(emq_enqueue_with_id(c, q, id.text, LIT("other"), &r, &err), err) && r.duplicate);
+    emq_enqueue_options o = enqueue_options();
+    o.id = id.text;
+    CHECK(ok(emq_enqueue(c, q, LIT("p"), &o, &r, &err), err) && !r.duplicate);
+    CHECK(ok(emq_enqueue(c, q, LIT("other"), &o, &r, &err), err) && r.duplicate);
     CHECK(strcmp(r.id, id.text) == 0);
-    CHECK(ok(emq_enqueue_at(c, q, LIT("at"), now_ms() - 1000, &r, &err), err));
-    CHECK(ok(emq_enqueue_in(c, q, LIT("in"), 3600000, NULL, &err), err));
+    o = enqueue_options();
+    o.run_at_ms = now_ms() - 1000;
+    CHECK(ok(emq_enqueue(c, q, LIT("at"), &o, &r, &err), err));
+    o = enqueue_options();
+    o.delay_ms = 3600000;
+    CHECK(ok(emq_enqueue(c, q, LIT("in"), &o, NULL, &err), err));
     uint64_t moved = 0;
     CHECK(ok(emq_promote(c, q, 100, &moved, &err), err) && moved == 1);
     CHECK(ok(emq_reap(c, q, 100, &moved, &err), err) && moved == 0);
@@ -517,7 +539,7 @@ static void test_batches_and_inspection(void) {
 static void *enqueue_from_thread(void *arg) {
     emq_client *c = arg;
     for (int i = 0; i < PER_THREAD; i++)
-        if (emq_enqueue(c, "t.threads", LIT("t"), NULL, NULL) != EMQ_OK) return (void *)1;
+        if (emq_enqueue(c, "t.threads", LIT("t"), NULL, NULL, NULL) != EMQ_OK) return (void *)1;
     return NULL;
 }
 
@@ -560,7 +582,7 @@ static emq_handler_status count_handler(const emq_job *job, void *user_data, emq
     /* A handler may use the client: enqueue a receipt. */
     char receipt[64];
     int len = snprintf(receipt, sizeof receipt, "%d c %llu", i, (unsigned long long)job->token);
-    if (emq_enqueue(st->client, "t.worker.receipts", (const uint8_t *)receipt, (size_t)len, NULL, NULL) != EMQ_OK)
+    if (emq_enqueue(st->client, "t.worker.receipts", (const uint8_t *)receipt, (size_t)len, NULL, NULL, NULL) != EMQ_OK)
         return EMQ_HANDLER_RETRY;
     return EMQ_HANDLER_OK;
 }
@@ -588,7 +610,7 @@ static void test_worker_processes_each_job_once(void) {
         payloads[i] = (emq_bytes){(const uint8_t *)texts[i], (size_t)len};
     }
     emq_enqueue_list *el = NULL;
-    CHECK(ok(emq_enqueue_many(c, "t.worker", payloads, N_JOBS, &el, &err), err));
+    CHECK(ok(emq_enqueue_many(c, "t.worker", payloads, N_JOBS, NULL, &el, &err), err));
     emq_enqueue_list_free(el);
 
     emq_worker_options o = emq_worker_options_default();
@@ -645,7 +667,7 @@ static void test_failing_handler_retries_then_dead(void) {
     memset(&st, 0, sizeof st);
     st.verdict = EMQ_HANDLER_RETRY;
     emq_enqueued r;
-    CHECK(ok(emq_enqueue(c, "t.fail", LIT("x"), &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.fail", LIT("x"), NULL, &r, &err), err));
 
     emq_worker_options o = emq_worker_options_default();
     o.max_attempts = 3;
@@ -677,7 +699,7 @@ static void test_failing_handler_retries_then_dead(void) {
     /* A fatal failure goes straight to dead. */
     memset(&st, 0, sizeof st);
     st.verdict = EMQ_HANDLER_FATAL;
-    CHECK(ok(emq_enqueue(c, "t.fatal", LIT("x"), &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.fatal", LIT("x"), NULL, &r, &err), err));
     CHECK(ok(emq_worker_new(c, "t.fatal", &o, failing_handler, &st, &w, &err), err));
     CHECK(ok(emq_worker_start(w, &err), err));
     done = wait_for(w, 0, 1, 60000);
@@ -800,7 +822,7 @@ static void test_worker_stats_count_failures(void) {
     if (!ok(emq_connect(url, &co, &c, &err), err)) stop_own_server(server);
     CHECK(c);
     emq_enqueued r;
-    CHECK(ok(emq_enqueue(c, "t.stats", LIT("held"), &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.stats", LIT("held"), NULL, &r, &err), err));
     emq_worker_options o = emq_worker_options_default();
     o.concurrency = 1;
     o.prefetch = 0;
@@ -850,21 +872,23 @@ static void test_error_kinds_provoked_on_a_server(void) {
     emq_enqueued r;
     char line[128];
     /* Kind: an id of another namespace; nothing written. */
-    CHECK(FAILS_WITH(emq_enqueue_with_id(c, "t.kinds", "ORD0NgWEfAEJfs", LIT("x"), &r, &err), EMQ_ERR_KIND));
+    emq_enqueue_options other_ns = enqueue_options();
+    other_ns.id = "ORD0NgWEfAEJfs";
+    CHECK(FAILS_WITH(emq_enqueue(c, "t.kinds", LIT("x"), &other_ns, &r, &err), EMQ_ERR_KIND));
     redis(g_url, line, sizeof line, "EXISTS 'emq:{t.kinds}:pending'");
     CHECK(strcmp(line, "0") == 0);
     /* Server: a key of the wrong type under the queue's name (WRONGTYPE). */
     redis(g_url, NULL, 0, "SET 'emq:{t.wrongtype}:pending' 'not a zset'");
-    CHECK(FAILS_WITH(emq_enqueue(c, "t.wrongtype", LIT("x"), &r, &err), EMQ_ERR_SERVER));
+    CHECK(FAILS_WITH(emq_enqueue(c, "t.wrongtype", LIT("x"), NULL, &r, &err), EMQ_ERR_SERVER));
     redis(g_url, line, sizeof line, "GET 'emq:{t.wrongtype}:pending'");
     CHECK(strcmp(line, "not a zset") == 0);
     /* Protocol: a job row the core cannot decode. */
-    CHECK(ok(emq_enqueue(c, "t.kinds", LIT("x"), &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.kinds", LIT("x"), NULL, &r, &err), err));
     redis(g_url, NULL, 0, "HSET 'emq:{t.kinds}:job:%s' attempts two", r.id);
     emq_job_info *row = NULL;
     CHECK(FAILS_WITH(emq_get_job(c, "t.kinds", r.id, &row, &err), EMQ_ERR_PROTOCOL) && row == NULL);
     /* LeaseLost: a lease that lapsed and was reaped, then extended. */
-    CHECK(ok(emq_enqueue(c, "t.lease", LIT("x"), &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.lease", LIT("x"), NULL, &r, &err), err));
     emq_job *job = NULL;
     CHECK(ok(emq_claim(c, "t.lease", 1, &job, &err), err) && job);
     uint64_t reaped = 0;
@@ -888,7 +912,7 @@ static void test_error_kinds_provoked_on_a_server(void) {
     co.wait_replicas = 1;
     co.wait_timeout_ms = 50;
     CHECK(ok(emq_connect(g_url, &co, &c, &err), err));
-    int not_durable = FAILS_WITH(emq_enqueue(c, "t.durable", LIT("x"), &r, &err), EMQ_ERR_NOT_DURABLE);
+    int not_durable = FAILS_WITH(emq_enqueue(c, "t.durable", LIT("x"), NULL, &r, &err), EMQ_ERR_NOT_DURABLE);
     emq_client_free(c);
     CHECK(not_durable);
     redis(g_url, line, sizeof line, "ZCARD 'emq:{t.durable}:pending'");
@@ -967,7 +991,7 @@ static void test_partial_batch_from_a_dropped_connection(void) {
         pthread_t t;
         pthread_create(&t, NULL, kill_mid_batch, &k);
         emq_enqueue_list *el = NULL;
-        emq_status st = emq_enqueue_many(c, "t.partial", payloads, N, &el, &err);
+        emq_status st = emq_enqueue_many(c, "t.partial", payloads, N, NULL, &el, &err);
         pthread_join(t, NULL);
         if (st == EMQ_OK) { /* the whole batch won the race; try again */
             emq_enqueue_list_free(el);
@@ -1068,7 +1092,7 @@ static void test_heartbeat_outlives_the_lease(void) {
     memset(&st, 0, sizeof st);
     st.sleep_ms = 4500; /* three times the lease */
     emq_enqueued r;
-    CHECK(ok(emq_enqueue(c, "t.slow", LIT("slow"), &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.slow", LIT("slow"), NULL, &r, &err), err));
     emq_worker_options o = emq_worker_options_default();
     o.lease_ms = 1500;
     o.pump_interval_ms = 100; /* the reaper runs often: only heartbeats save the job */
@@ -1097,7 +1121,7 @@ static void test_graceful_stop_leaves_nothing_active(void) {
     static slow_state st;
     memset(&st, 0, sizeof st);
     st.sleep_ms = 200;
-    for (int i = 0; i < 20; i++) CHECK(ok(emq_enqueue(c, "t.stop", LIT("job"), NULL, &err), err));
+    for (int i = 0; i < 20; i++) CHECK(ok(emq_enqueue(c, "t.stop", LIT("job"), NULL, NULL, &err), err));
     emq_worker_options o = emq_worker_options_default();
     o.concurrency = 4;
     emq_worker *w = NULL;
@@ -1142,7 +1166,7 @@ static void test_sigkilled_worker_job_is_recovered(void) {
     CHECK(c);
     emq_error *err = NULL;
     emq_enqueued r;
-    CHECK(ok(emq_enqueue(c, "t.kill", LIT("orphan"), &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.kill", LIT("orphan"), NULL, &r, &err), err));
     pid_t child = fork();
     CHECK(child >= 0);
     if (child == 0) {
@@ -1257,7 +1281,13 @@ static void test_wire_2_0_0_refuses_2_1_0_verbs(void) {
     CHECK(err && strcmp(err->code, "EMQ_UNSUPPORTED") == 0 && recovered == NULL && dead == NULL);
     emq_error_free(err);
     err = NULL;
-    CHECK(emq_enqueue_dedup(c, "t.wire", LIT("x"), "d", 0, NULL, NULL) == EMQ_ERR_UNSUPPORTED);
+    emq_enqueue_options dedup = enqueue_options();
+    dedup.dedup_id = "d";
+    CHECK(emq_enqueue(c, "t.wire", LIT("x"), &dedup, NULL, NULL) == EMQ_ERR_UNSUPPORTED);
+    const emq_enqueue_options *per_item[1] = {&dedup};
+    emq_bytes one = {(const uint8_t *)"x", 1};
+    emq_enqueue_list *el = NULL;
+    CHECK(emq_enqueue_many(c, "t.wire", &one, 1, per_item, &el, NULL) == EMQ_ERR_UNSUPPORTED && el == NULL);
     CHECK(emq_upsert_repeat(c, "t.wire", "r", LIT("x"), 1000, NULL, NULL, 0, 0, 0, NULL, NULL) == EMQ_ERR_UNSUPPORTED);
     emq_repeat_list *repeats = NULL;
     CHECK(emq_list_repeats(c, "t.wire", &repeats, NULL) == EMQ_ERR_UNSUPPORTED && repeats == NULL);
@@ -1277,16 +1307,289 @@ static void test_dedup_one_job_per_dedup_id(void) {
     CHECK(c);
     emq_error *err = NULL;
     emq_enqueued a, b;
-    CHECK(ok(emq_enqueue_dedup(c, "t.dedup", LIT("first"), "order-42", 0, &a, &err), err));
-    CHECK(ok(emq_enqueue_dedup(c, "t.dedup", LIT("second"), "order-42", 0, &b, &err), err));
+    emq_enqueue_options o = enqueue_options();
+    o.dedup_id = "order-42";
+    CHECK(ok(emq_enqueue(c, "t.dedup", LIT("first"), &o, &a, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.dedup", LIT("second"), &o, &b, &err), err));
     CHECK(!a.duplicate && b.duplicate && strcmp(a.id, b.id) == 0);
     char line[64];
     redis(g_url, line, sizeof line, "ZCARD 'emq:{t.dedup}:pending'");
     CHECK(strcmp(line, "1") == 0);
     redis(g_url, line, sizeof line, "GET 'emq:{t.dedup}:de:order-42'");
     CHECK(strcmp(line, a.id) == 0);
-    CHECK(emq_enqueue_dedup(c, "t.dedup", LIT("x"), "a b", 0, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
-    CHECK(emq_enqueue_dedup(c, "t.dedup", LIT("x"), NULL, 0, NULL, NULL) == EMQ_ERR_NULL_POINTER);
+    o.dedup_id = "a b";
+    CHECK(emq_enqueue(c, "t.dedup", LIT("x"), &o, NULL, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    emq_client_free(c);
+}
+
+/* ---- one enqueue with options (issue #33) ---- */
+
+/* How many keys of queue `q` exist (the refusals write none). */
+static long queue_keys(const char *q) {
+    char line[64];
+    redis(g_url, line, sizeof line, "EVAL \"return #redis.call('KEYS', ARGV[1])\" 0 'emq:{%s}:*'", q);
+    return atol(line);
+}
+
+/* `ZSCORE key member` as a number; -1 when absent. */
+static double zscore(const char *q, const char *set, const char *id) {
+    char line[64];
+    redis(g_url, line, sizeof line, "ZSCORE 'emq:{%s}:%s' %s", q, set, id);
+    return line[0] ? atof(line) : -1;
+}
+
+static void test_enqueue_with_each_option(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    const char *q = "t.enq";
+    char line[128];
+    emq_enqueued r;
+
+    /* NULL options and the initialised defaults: pending now under a minted id. */
+    CHECK(ok(emq_enqueue(c, q, LIT("plain"), NULL, &r, &err), err) && !r.duplicate);
+    CHECK(strncmp(r.id, "JOB", 3) == 0 && zscore(q, "pending", r.id) == 0);
+    emq_enqueue_options o = enqueue_options();
+    CHECK(o.size == sizeof o && o.id == NULL && o.run_at_ms == 0 && o.delay_ms == 0);
+    CHECK(o.dedup_id == NULL && o.dedup_ttl_ms == 0);
+    CHECK(ok(emq_enqueue(c, q, LIT("defaults"), &o, &r, &err), err) && !r.duplicate);
+    CHECK(zscore(q, "pending", r.id) == 0);
+    redis(g_url, line, sizeof line, "HGET 'emq:{%s}:job:%s' payload", q, r.id);
+    CHECK(strcmp(line, "defaults") == 0);
+
+    /* id: the row under the chosen id; again = duplicate, the row untouched. */
+    emq_id chosen;
+    CHECK(ok(emq_mint_job_id(-1, &chosen, &err), err));
+    o = enqueue_options();
+    o.id = chosen.text;
+    CHECK(ok(emq_enqueue(c, q, LIT("first"), &o, &r, &err), err));
+    CHECK(!r.duplicate && strcmp(r.id, chosen.text) == 0 && zscore(q, "pending", chosen.text) == 0);
+    CHECK(ok(emq_enqueue(c, q, LIT("second"), &o, &r, &err), err));
+    CHECK(r.duplicate && strcmp(r.id, chosen.text) == 0);
+    redis(g_url, line, sizeof line, "HGET 'emq:{%s}:job:%s' payload", q, chosen.text);
+    CHECK(strcmp(line, "first") == 0);
+
+    /* run_at_ms: in the schedule ZSET, scored exactly run_at_ms. */
+    uint64_t at = now_ms() + 7200000;
+    o = enqueue_options();
+    o.run_at_ms = at;
+    CHECK(ok(emq_enqueue(c, q, LIT("at"), &o, &r, &err), err) && !r.duplicate);
+    CHECK(zscore(q, "schedule", r.id) == (double)at && zscore(q, "pending", r.id) < 0);
+    redis(g_url, line, sizeof line, "HGET 'emq:{%s}:job:%s' state", q, r.id);
+    CHECK(strcmp(line, "scheduled") == 0);
+
+    /* delay_ms: scored server-now + delay (the server is this machine). */
+    o = enqueue_options();
+    o.delay_ms = 3600000;
+    uint64_t before = now_ms();
+    CHECK(ok(emq_enqueue(c, q, LIT("in"), &o, &r, &err), err) && !r.duplicate);
+    uint64_t after = now_ms();
+    double score = zscore(q, "schedule", r.id);
+    CHECK(score >= (double)(before + 3600000 - 1000) && score <= (double)(after + 3600000 + 1000));
+
+    /* run_at_ms with a chosen id: both apply. */
+    CHECK(ok(emq_mint_job_id(-1, &chosen, &err), err));
+    o = enqueue_options();
+    o.id = chosen.text;
+    o.run_at_ms = at;
+    CHECK(ok(emq_enqueue(c, q, LIT("at+id"), &o, &r, &err), err));
+    CHECK(strcmp(r.id, chosen.text) == 0 && zscore(q, "schedule", chosen.text) == (double)at);
+
+    /* dedup_id: the dedup key names the job; a second one answers it, duplicate. */
+    emq_enqueued a, b;
+    o = enqueue_options();
+    o.dedup_id = "invoice-7";
+    CHECK(ok(emq_enqueue(c, q, LIT("a"), &o, &a, &err), err) && !a.duplicate);
+    CHECK(ok(emq_enqueue(c, q, LIT("b"), &o, &b, &err), err) && b.duplicate);
+    CHECK(strcmp(a.id, b.id) == 0 && zscore(q, "pending", a.id) == 0);
+    redis(g_url, line, sizeof line, "GET 'emq:{%s}:de:invoice-7'", q);
+    CHECK(strcmp(line, a.id) == 0);
+    redis(g_url, line, sizeof line, "PTTL 'emq:{%s}:de:invoice-7'", q);
+    CHECK(strcmp(line, "-1") == 0); /* no TTL: held while the job lives */
+
+    /* dedup_ttl_ms: the dedup key expires (throttle mode). */
+    o.dedup_id = "throttle-1";
+    o.dedup_ttl_ms = 60000;
+    CHECK(ok(emq_enqueue(c, q, LIT("t"), &o, &a, &err), err) && !a.duplicate);
+    redis(g_url, line, sizeof line, "GET 'emq:{%s}:de:throttle-1'", q);
+    CHECK(strcmp(line, a.id) == 0);
+    redis(g_url, line, sizeof line, "PTTL 'emq:{%s}:de:throttle-1'", q);
+    CHECK(atol(line) > 0 && atol(line) <= 60000);
+    emq_client_free(c);
+}
+
+static void test_enqueue_refusals_write_nothing(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    const char *q = "t.refuse";
+    emq_enqueued r;
+    emq_id chosen;
+    CHECK(ok(emq_mint_job_id(-1, &chosen, &err), err));
+    /* Each refused with EMQ_ERR_INVALID_ARGUMENT (a bad id: INVALID_ID) before the wire. */
+    emq_enqueue_options o[6];
+    for (int i = 0; i < 6; i++) o[i] = enqueue_options();
+    o[0].run_at_ms = now_ms() + 1000, o[0].delay_ms = 1000;     /* both times */
+    o[1].dedup_id = "d", o[1].id = chosen.text;                 /* dedup + id */
+    o[2].dedup_id = "d", o[2].delay_ms = 1000;                  /* dedup + delay */
+    o[3].dedup_id = "d", o[3].run_at_ms = now_ms() + 1000;      /* dedup + run_at */
+    o[4].dedup_ttl_ms = 1000;                                   /* ttl without dedup */
+    o[5].dedup_id = "not a dedup id";                           /* bad dedup id */
+    for (int i = 0; i < 6; i++) {
+        CHECK(emq_enqueue(c, q, LIT("x"), &o[i], &r, &err) == EMQ_ERR_INVALID_ARGUMENT);
+        CHECK(err && err->status == EMQ_ERR_INVALID_ARGUMENT && strcmp(err->code, "EMQ_INVALID_ARGUMENT") == 0);
+        emq_error_free(err);
+        err = NULL;
+    }
+    emq_enqueue_options bad = enqueue_options();
+    bad.id = "JOB-nope";
+    CHECK(emq_enqueue(c, q, LIT("x"), &bad, &r, NULL) == EMQ_ERR_INVALID_ID);
+    /* A payload over max_payload, with options too. */
+    emq_connect_options co = emq_connect_options_default();
+    co.max_payload = 4;
+    emq_client *small = NULL;
+    CHECK(ok(emq_connect(g_url, &co, &small, &err), err));
+    emq_enqueue_options later = enqueue_options();
+    later.delay_ms = 1000;
+    CHECK(emq_enqueue(small, q, LIT("12345"), &later, &r, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    emq_client_free(small);
+    CHECK(queue_keys(q) == 0);
+
+    /* Bad input from C: statuses and messages, never a crash, nothing written. */
+    emq_enqueue_options utf8 = enqueue_options();
+    utf8.id = "JOB\xff";
+    CHECK(emq_enqueue(c, q, LIT("x"), &utf8, &r, &err) == EMQ_ERR_INVALID_UTF8);
+    CHECK(err && strstr(err->message, "options.id") != NULL);
+    emq_error_free(err);
+    utf8 = enqueue_options();
+    utf8.dedup_id = "d\xc3\x28";
+    CHECK(emq_enqueue(c, q, LIT("x"), &utf8, &r, &err) == EMQ_ERR_INVALID_UTF8);
+    CHECK(err && strstr(err->message, "options.dedup_id") != NULL);
+    emq_error_free(err);
+    /* struct_size: never initialised (0), too small, or a newer struct with unknown fields set. */
+    emq_enqueue_options zero;
+    memset(&zero, 0, sizeof zero);
+    CHECK(emq_enqueue(c, q, LIT("x"), &zero, &r, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(err && strstr(err->message, "emq_enqueue_options_init") != NULL);
+    emq_error_free(err);
+    zero.size = 3;
+    CHECK(emq_enqueue(c, q, LIT("x"), &zero, &r, NULL) == EMQ_ERR_INVALID_ARGUMENT);
+    struct { emq_enqueue_options o; uint64_t priority; } newer;
+    emq_enqueue_options_init(&newer.o, sizeof newer);
+    CHECK(newer.o.size == sizeof newer && newer.priority == 0);
+    newer.priority = 5;
+    CHECK(emq_enqueue(c, q, LIT("x"), &newer.o, &r, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(err && strstr(err->message, "does not know") != NULL);
+    emq_error_free(err);
+    /* NULL where a value is required. */
+    CHECK(emq_enqueue(NULL, q, LIT("x"), NULL, &r, NULL) == EMQ_ERR_NULL_POINTER);
+    CHECK(emq_enqueue(c, NULL, LIT("x"), NULL, &r, NULL) == EMQ_ERR_NULL_POINTER);
+    CHECK(emq_enqueue(c, q, NULL, 1, NULL, &r, NULL) == EMQ_ERR_NULL_POINTER);
+    CHECK(queue_keys(q) == 0);
+
+    /* The accepted ones: a newer struct left at zero, and an older, smaller one
+     * (size, id, run_at_ms): the fields it lacks keep their defaults. */
+    newer.priority = 0;
+    CHECK(ok(emq_enqueue(c, q, LIT("newer"), &newer.o, &r, &err), err) && zscore(q, "pending", r.id) == 0);
+    CHECK(ok(emq_mint_job_id(-1, &chosen, &err), err));
+    emq_enqueue_options older = enqueue_options();
+    older.size = offsetof(emq_enqueue_options, delay_ms);
+    older.id = chosen.text;
+    older.delay_ms = 99; /* past the caller's size: not read */
+    CHECK(ok(emq_enqueue(c, q, LIT("older"), &older, &r, &err), err));
+    CHECK(strcmp(r.id, chosen.text) == 0 && zscore(q, "pending", r.id) == 0);
+    emq_client_free(c);
+}
+
+static void test_enqueue_many_with_per_item_options(void) {
+    emq_client *c = connect_or_null();
+    CHECK(c);
+    emq_error *err = NULL;
+    const char *q = "t.enqmany";
+    emq_enqueued held, holder;
+    /* A row under a chosen id and a live dedup holder, before the batch. */
+    emq_id taken, fresh;
+    CHECK(ok(emq_mint_job_id(-1, &taken, &err), err) && ok(emq_mint_job_id(-1, &fresh, &err), err));
+    emq_enqueue_options pre = enqueue_options();
+    pre.id = taken.text;
+    CHECK(ok(emq_enqueue(c, q, LIT("taken"), &pre, &held, &err), err));
+    pre = enqueue_options();
+    pre.dedup_id = "held";
+    CHECK(ok(emq_enqueue(c, q, LIT("holder"), &pre, &holder, &err), err));
+
+    uint64_t at = now_ms() + 7200000;
+    emq_enqueue_options delay = enqueue_options(), with_id = enqueue_options(),
+                        dup_id = enqueue_options(), dedup_new = enqueue_options(),
+                        dedup_held = enqueue_options(), run_at = enqueue_options();
+    delay.delay_ms = 3600000;
+    with_id.id = fresh.text;
+    dup_id.id = taken.text;
+    dedup_new.dedup_id = "new-one";
+    dedup_held.dedup_id = "held";
+    run_at.run_at_ms = at;
+    const emq_enqueue_options *options[7] = {NULL, &delay, &with_id, &dup_id, &dedup_new, &dedup_held, &run_at};
+    emq_bytes payloads[7] = {{LIT("plain")}, {LIT("delay")}, {LIT("id")},   {LIT("dup")},
+                             {LIT("dedup")}, {LIT("held")},  {LIT("at")}};
+    emq_enqueue_list *el = NULL;
+    CHECK(ok(emq_enqueue_many(c, q, payloads, 7, options, &el, &err), err));
+    CHECK(el && el->len == 7);
+    for (size_t i = 0; i < 7; i++) CHECK(el->items[i].status == EMQ_OK && el->items[i].error == NULL);
+    /* Verdicts in input order. */
+    CHECK(!el->items[0].duplicate && zscore(q, "pending", el->items[0].id) == 0);
+    CHECK(!el->items[1].duplicate && zscore(q, "schedule", el->items[1].id) > (double)now_ms() + 3000000);
+    CHECK(!el->items[2].duplicate && strcmp(el->items[2].id, fresh.text) == 0);
+    CHECK(zscore(q, "pending", fresh.text) == 0);
+    CHECK(el->items[3].duplicate && strcmp(el->items[3].id, taken.text) == 0);
+    char line[64];
+    redis(g_url, line, sizeof line, "HGET 'emq:{%s}:job:%s' payload", q, taken.text);
+    CHECK(strcmp(line, "taken") == 0);
+    CHECK(!el->items[4].duplicate && zscore(q, "pending", el->items[4].id) == 0);
+    redis(g_url, line, sizeof line, "GET 'emq:{%s}:de:new-one'", q);
+    CHECK(strcmp(line, el->items[4].id) == 0);
+    CHECK(el->items[5].duplicate && strcmp(el->items[5].id, holder.id) == 0);
+    CHECK(!el->items[6].duplicate && zscore(q, "schedule", el->items[6].id) == (double)at);
+    emq_queue_counts counts;
+    CHECK(ok(emq_counts(c, q, &counts, &err), err));
+    CHECK(counts.pending == 5 && counts.scheduled == 2); /* taken, holder + 3 new; 2 scheduled */
+    emq_enqueue_list_free(el);
+    el = NULL;
+
+    /* NULL options: every item with the defaults. */
+    CHECK(ok(emq_enqueue_many(c, q, payloads, 2, NULL, &el, &err), err) && el->len == 2);
+    CHECK(!el->items[1].duplicate && zscore(q, "pending", el->items[1].id) == 0);
+    emq_enqueue_list_free(el);
+    el = NULL;
+
+    /* A bad item refuses the whole batch, nothing written, *out NULL. */
+    const char *rq = "t.enqmany.refused";
+    emq_enqueue_options both = enqueue_options();
+    both.delay_ms = 1, both.run_at_ms = at;
+    const emq_enqueue_options *bad[3] = {NULL, &delay, &both};
+    CHECK(emq_enqueue_many(c, rq, payloads, 3, bad, &el, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(el == NULL && err && strncmp(err->message, "item 2: ", 8) == 0);
+    emq_error_free(err);
+    emq_enqueue_options utf8 = enqueue_options();
+    utf8.id = "\xff";
+    bad[2] = &utf8;
+    CHECK(emq_enqueue_many(c, rq, payloads, 3, bad, &el, &err) == EMQ_ERR_INVALID_UTF8);
+    CHECK(el == NULL && err && strstr(err->message, "options[2].id") != NULL);
+    emq_error_free(err);
+    emq_enqueue_options unsized;
+    memset(&unsized, 0, sizeof unsized);
+    bad[1] = &unsized;
+    CHECK(emq_enqueue_many(c, rq, payloads, 3, bad, &el, &err) == EMQ_ERR_INVALID_ARGUMENT);
+    CHECK(el == NULL && err && strncmp(err->message, "options[1]: ", 12) == 0);
+    emq_error_free(err);
+    CHECK(emq_enqueue_many(c, rq, NULL, 3, NULL, &el, NULL) == EMQ_ERR_NULL_POINTER);
+    CHECK(emq_enqueue_many(c, rq, payloads, 3, NULL, NULL, NULL) == EMQ_ERR_NULL_POINTER);
+    emq_bytes holes[2] = {{NULL, 3}, {LIT("x")}};
+    CHECK(emq_enqueue_many(c, rq, holes, 2, NULL, &el, &err) == EMQ_ERR_NULL_POINTER);
+    CHECK(el == NULL && err && strstr(err->message, "payloads[0].data") != NULL);
+    emq_error_free(err);
+    CHECK(queue_keys(rq) == 0);
+    /* Zero items: an empty list. */
+    CHECK(ok(emq_enqueue_many(c, rq, NULL, 0, NULL, &el, &err), err) && el && el->len == 0);
+    emq_enqueue_list_free(el);
     emq_client_free(c);
 }
 
@@ -1368,7 +1671,7 @@ static void test_limits_are_enforced_inside_the_claim(void) {
     emq_client *c = connect_or_null();
     CHECK(c);
     emq_error *err = NULL;
-    for (int i = 0; i < 3; i++) CHECK(ok(emq_enqueue(c, "t.limits", LIT("x"), NULL, &err), err));
+    for (int i = 0; i < 3; i++) CHECK(ok(emq_enqueue(c, "t.limits", LIT("x"), NULL, NULL, &err), err));
     CHECK(ok(emq_set_concurrency(c, "t.limits", 1, &err), err));
     emq_job *job = NULL;
     CHECK(ok(emq_claim(c, "t.limits", 60000, &job, &err), err) && job);
@@ -1407,8 +1710,8 @@ static void test_error_facts_through_accessors(void) {
     const char *q = "t.facts";
     char line[128];
     emq_enqueued a, b;
-    CHECK(ok(emq_enqueue(c, q, LIT("a"), &a, &err), err));
-    CHECK(ok(emq_enqueue(c, q, LIT("b"), &b, &err), err));
+    CHECK(ok(emq_enqueue(c, q, LIT("a"), NULL, &a, &err), err));
+    CHECK(ok(emq_enqueue(c, q, LIT("b"), NULL, &b, &err), err));
     CHECK(ok(emq_set_rate_limit(c, q, 1, 600000, &err), err));
     emq_job *job = NULL;
     CHECK(ok(emq_claim(c, q, 60000, &job, &err), err) && job);
@@ -1491,7 +1794,7 @@ static void test_poison_job_killing_its_worker_three_times_is_dead_stalled(void)
     CHECK(c);
     emq_error *err = NULL;
     emq_enqueued r;
-    CHECK(ok(emq_enqueue(c, "t.poison", LIT("kills its worker"), &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.poison", LIT("kills its worker"), NULL, &r, &err), err));
     char line[64] = "";
     for (int round = 1; round <= 3; round++) {
         pid_t child = spawn_poison_worker();
@@ -1653,10 +1956,10 @@ static void test_worker_events_subscription_wait_for_metrics(void) {
     CHECK(ok(emq_subscribe(c, "t.events", record_queue_event, &qlog, &sub, &err), err) && sub);
 
     emq_enqueued ok_job, flaky, doomed, lost;
-    CHECK(ok(emq_enqueue(c, "t.events", LIT("ok"), &ok_job, &err), err));
-    CHECK(ok(emq_enqueue(c, "t.events", LIT("flaky"), &flaky, &err), err));
-    CHECK(ok(emq_enqueue(c, "t.events", LIT("doomed"), &doomed, &err), err));
-    CHECK(ok(emq_enqueue(c, "t.events", LIT("lost"), &lost, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.events", LIT("ok"), NULL, &ok_job, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.events", LIT("flaky"), NULL, &flaky, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.events", LIT("doomed"), NULL, &doomed, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.events", LIT("lost"), NULL, &lost, &err), err));
 
     static event_log elog = {PTHREAD_MUTEX_INITIALIZER, 0, {{0}}};
     emq_worker_options o = emq_worker_options_default();
@@ -1743,8 +2046,8 @@ static void test_c_subscriber_follows_a_python_worker(void) {
     emq_subscription *sub = NULL;
     CHECK(ok(emq_subscribe(c, "t.cross", record_queue_event, &qlog, &sub, &err), err) && sub);
     emq_enqueued good, bad;
-    CHECK(ok(emq_enqueue(c, "t.cross", LIT("ok"), &good, &err), err));
-    CHECK(ok(emq_enqueue(c, "t.cross", LIT("fail"), &bad, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.cross", LIT("ok"), NULL, &good, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.cross", LIT("fail"), NULL, &bad, &err), err));
     pid_t child = fork();
     if (child == 0) {
         int devnull = open("/dev/null", O_WRONLY);
@@ -1797,12 +2100,12 @@ static void test_close_publishes_queued_events(void) {
     for (int i = 0; i < 50; i++) payloads[i] = (emq_bytes){(const uint8_t *)"x", 1};
     for (int b = 0; b < 40; b++) {
         emq_enqueue_list *list = NULL;
-        CHECK(ok(emq_enqueue_many(producer, "t.close", payloads, 50, &list, &err), err));
+        CHECK(ok(emq_enqueue_many(producer, "t.close", payloads, 50, NULL, &list, &err), err));
         emq_enqueue_list_free(list);
     }
     CHECK(ok(emq_close(producer, &err), err));
     emq_enqueued late;
-    CHECK(emq_enqueue(producer, "t.close", LIT("late"), &late, &err) == EMQ_ERR_CLOSED);
+    CHECK(emq_enqueue(producer, "t.close", LIT("late"), NULL, &late, &err) == EMQ_ERR_CLOSED);
     emq_error_free(err);
     err = NULL;
     uint64_t until = now_ms() + 5000;
@@ -1822,8 +2125,10 @@ static void test_operator_verbs(void) {
     emq_error *err = NULL;
     const char *q = "t.ops";
     emq_enqueued receipt;
-    for (int i = 0; i < 3; i++) CHECK(ok(emq_enqueue(c, q, (const uint8_t *)"p", 1, &receipt, &err), err));
-    CHECK(ok(emq_enqueue_in(c, q, (const uint8_t *)"later", 5, 60000, &receipt, &err), err));
+    for (int i = 0; i < 3; i++) CHECK(ok(emq_enqueue(c, q, (const uint8_t *)"p", 1, NULL, &receipt, &err), err));
+    emq_enqueue_options later = enqueue_options();
+    later.delay_ms = 60000;
+    CHECK(ok(emq_enqueue(c, q, (const uint8_t *)"later", 5, &later, &receipt, &err), err));
     CHECK(ok(emq_pause(c, "t.ops-empty", &err), err));
 
     emq_string_list *names = NULL;
@@ -1843,7 +2148,7 @@ static void test_operator_verbs(void) {
     CHECK(ok(emq_counts(c, q, &counts, &err), err) && counts.pending == 0 && counts.scheduled == 0);
 
     /* two dead jobs, requeue them all, kill them again, purge by age then all */
-    for (int i = 0; i < 2; i++) CHECK(ok(emq_enqueue(c, q, (const uint8_t *)"d", 1, &receipt, &err), err));
+    for (int i = 0; i < 2; i++) CHECK(ok(emq_enqueue(c, q, (const uint8_t *)"d", 1, NULL, &receipt, &err), err));
     for (int round = 0; round < 2; round++) {
         for (int i = 0; i < 2; i++) {
             emq_job *job = NULL;
@@ -1895,7 +2200,7 @@ static void test_progress_logs_results(void) {
     const char *q = "t.progress";
     emq_enqueued receipt;
     char line[256], cmd[256];
-    CHECK(ok(emq_enqueue(c, q, LIT("p"), &receipt, &err), err));
+    CHECK(ok(emq_enqueue(c, q, LIT("p"), NULL, &receipt, &err), err));
     const char *id = receipt.id;
     /* not held: stale */
     CHECK(emq_update_progress(c, q, id, 0, "10", &err) == EMQ_ERR_STALE);
@@ -1937,9 +2242,9 @@ static void test_progress_logs_results(void) {
     /* a worker keeping results */
     const char *rq = "t.results";
     emq_enqueued ok_job, dead_job, empty_job;
-    CHECK(ok(emq_enqueue(c, rq, LIT("a"), &ok_job, &err), err));
-    CHECK(ok(emq_enqueue(c, rq, LIT("fail"), &dead_job, &err), err));
-    CHECK(ok(emq_enqueue(c, rq, LIT("nothing"), &empty_job, &err), err));
+    CHECK(ok(emq_enqueue(c, rq, LIT("a"), NULL, &ok_job, &err), err));
+    CHECK(ok(emq_enqueue(c, rq, LIT("fail"), NULL, &dead_job, &err), err));
+    CHECK(ok(emq_enqueue(c, rq, LIT("nothing"), NULL, &empty_job, &err), err));
     emq_worker_options o = emq_worker_options_default();
     CHECK(o.keep_result_ms == 0);
     o.keep_result_ms = 60000;
@@ -1986,7 +2291,7 @@ static void test_null_url_attempts_unknown_state(void) {
     emq_error *err = NULL;
     CHECK(ok(emq_connect(NULL, NULL, &c, &err), err) && c);
     emq_enqueued r;
-    CHECK(ok(emq_enqueue(c, "t.ergo", (const uint8_t *)"x", 1, &r, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.ergo", (const uint8_t *)"x", 1, NULL, &r, &err), err));
     char line[64];
     redis(g_url, line, sizeof line, "ZCARD 'emq:{t.ergo}:pending'");
     CHECK(strcmp(line, "1") == 0); /* the server EMQ_URL names */
@@ -2044,6 +2349,9 @@ int main(int argc, char **argv) {
     run_test("a C subscriber and emq_wait_for follow a Python worker", test_c_subscriber_follows_a_python_worker);
     run_test("wire 2.0.0: 2.1.0 verbs are EMQ_ERR_UNSUPPORTED", test_wire_2_0_0_refuses_2_1_0_verbs);
     run_test("dedup: one job per dedup id", test_dedup_one_job_per_dedup_id);
+    run_test("enqueue with each option: wire state (issue #33)", test_enqueue_with_each_option);
+    run_test("enqueue refusals and bad C input write nothing", test_enqueue_refusals_write_nothing);
+    run_test("enqueue_many: per-item options, verdicts in order, refusals", test_enqueue_many_with_per_item_options);
     run_test("repeat: two pumps racing make one job per slot; cron + tz; bad input",
              test_repeat_two_pumps_one_job_per_slot);
     run_test("limits: EMQ_ERR_RATE_LIMITED from the claim, rate_limit parks the job",
