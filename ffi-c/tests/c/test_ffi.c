@@ -950,6 +950,97 @@ static void test_bundle_mismatch_and_unavailable_on_a_server_of_its_own(void) {
     emq_client_free(c);
 }
 
+static double monotonic_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Issue #39 item 3: with the defaults (connect timeout 5 s, response timeout
+ * 30 s), a call against a server that is gone fails typed well before the
+ * response timeout: the first may be EMQ_ERR_CONNECTION (it learns the
+ * socket is gone after sending), then EMQ_ERR_UNAVAILABLE. A generous bound
+ * (15 s), the figures printed. */
+static void test_a_gone_server_fails_within_the_connect_timeout(void) {
+    char url[64];
+    pid_t server = start_own_server(url, sizeof url);
+    CHECK(server > 0);
+    emq_client *c = NULL;
+    emq_error *err = NULL;
+    CHECK(ok(emq_connect(url, NULL, &c, &err), err));
+    CHECK(ok(emq_enqueue(c, "t.gone", LIT("x"), NULL, NULL, &err), err));
+    stop_own_server(server);
+    emq_status last = EMQ_OK;
+    for (int call = 0; call < 3; call++) {
+        emq_queue_counts counts;
+        double started = monotonic_s();
+        last = emq_counts(c, "t.gone", &counts, &err);
+        double took = monotonic_s() - started;
+        printf("    call %d with the server gone: %s after %.3f s\n", call,
+               err ? err->code : "no error", took);
+        emq_error_free(err);
+        err = NULL;
+        CHECK(last == EMQ_ERR_CONNECTION || last == EMQ_ERR_UNAVAILABLE);
+        CHECK(took < 15.0);
+    }
+    CHECK(last == EMQ_ERR_UNAVAILABLE);
+    emq_client_free(c);
+}
+
+struct watchdog { emq_worker *w; atomic_int done; };
+
+/* Stops the worker if the test has not finished within a minute, so a run
+ * that never ends fails the test (join answers EMQ_OK) instead of hanging it. */
+static void *stop_after_a_minute(void *arg) {
+    struct watchdog *d = arg;
+    for (int i = 0; i < 6000 && !atomic_load(&d->done); i++) sleep_ms(10);
+    if (!atomic_load(&d->done)) emq_worker_stop(d->w, NULL);
+    return NULL;
+}
+
+/* Issue #39 item 4: after the record moves on (what `emq upgrade --yes` ends
+ * with) and a reconnect, a worker still speaking the old wire stops, and
+ * emq_worker_join answers EMQ_ERR_VERSION_FENCE with the record it found,
+ * instead of retrying for ever. */
+static void test_a_fenced_out_worker_stops_with_the_fence_error(void) {
+    char url[64], line[64];
+    pid_t server = start_own_server(url, sizeof url);
+    CHECK(server > 0);
+    emq_connect_options co = emq_connect_options_default();
+    co.wire_version = "echomq:2.0.0";
+    emq_client *c = NULL;
+    emq_error *err = NULL;
+    CHECK(ok(emq_connect(url, &co, &c, &err), err));
+    redis(url, line, sizeof line, "GET '{emq}:version'");
+    CHECK(strcmp(line, "echomq:2.0.0") == 0);
+    emq_worker_options o = emq_worker_options_default();
+    o.idle_max_ms = 50;
+    emq_worker *w = NULL;
+    CHECK(ok(emq_worker_new(c, "t.fenced", &o, count_handler, NULL, &w, &err), err));
+    CHECK(ok(emq_worker_start(w, &err), err));
+    redis(url, NULL, 0, "SET '{emq}:version' echomq:2.1.0");
+    redis(url, NULL, 0, "CLIENT KILL TYPE normal SKIPME yes");
+    /* No emq_worker_stop: the fence alone must end the run. */
+    struct watchdog dog = {.w = w};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, stop_after_a_minute, &dog) == 0);
+    emq_status joined = emq_worker_join(w, &err);
+    atomic_store(&dog.done, 1);
+    pthread_join(t, NULL);
+    CHECK(joined == EMQ_ERR_VERSION_FENCE);
+    CHECK(err && emq_error_found(err) && strcmp(emq_error_found(err), "echomq:2.1.0") == 0);
+    emq_error_free(err);
+    err = NULL;
+    emq_stats st;
+    CHECK(ok(emq_worker_stats(w, &st, &err), err));
+    CHECK(st.claim_failures <= 3);
+    emq_worker_free(w);
+    /* A producer's refusal stays typed too. */
+    CHECK(FAILS_WITH(emq_enqueue(c, "t.fenced", LIT("late"), NULL, NULL, &err), EMQ_ERR_VERSION_FENCE));
+    emq_client_free(c);
+    stop_own_server(server);
+}
+
 struct killer { const char *url; long before; };
 
 /* Kill every normal connection but its own once the server holds 100 more keys. */
@@ -2336,6 +2427,10 @@ int main(int argc, char **argv) {
              test_error_kinds_provoked_on_a_server);
     run_test("error kinds provoked: bundle mismatch (strict), unavailable",
              test_bundle_mismatch_and_unavailable_on_a_server_of_its_own);
+    run_test("a server that is gone fails a call within the connect timeout (issue #39)",
+             test_a_gone_server_fails_within_the_connect_timeout);
+    run_test("a fenced-out worker stops with EMQ_ERR_VERSION_FENCE (issue #39)",
+             test_a_fenced_out_worker_stops_with_the_fence_error);
     run_test("a batch cut by a dropped connection: EMQ_ERR_PARTIAL_BATCH, per-item states",
              test_partial_batch_from_a_dropped_connection);
     run_test("hardened edges: node ids, redacted URLs, ranges, closed clients", test_hardened_edges);
