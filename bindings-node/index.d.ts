@@ -1,5 +1,7 @@
 // Type definitions for `echomq` (hand-written over the napi addon; checked by
-// `tsc --noEmit --strict` on examples/node/typed.ts in `npm test`).
+// `tsc --noEmit --strict` on examples/node/typed.ts in `npm test`, and by
+// test/surface.test.js against the methods `Client` and `Queue` have at run
+// time and the napi-generated native.d.ts: a verb missing here or there fails).
 
 /// <reference types="node" />
 
