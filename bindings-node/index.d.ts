@@ -1,5 +1,7 @@
 // Type definitions for `echomq` (hand-written over the napi addon; checked by
-// `tsc --noEmit --strict` on examples/node/typed.ts in `npm test`).
+// `tsc --noEmit --strict` on examples/node/typed.ts in `npm test`, and by
+// test/surface.test.js against the methods `Client` and `Queue` have at run
+// time and the napi-generated native.d.ts: a verb missing here or there fails).
 
 /// <reference types="node" />
 
@@ -107,7 +109,7 @@ export interface OptionSpec {
 export declare function optionSchema(): readonly OptionSpec[]
 
 /** Every error this package raises or rejects with. Match on `code`, never on `message`. */
-/** One payload of a batch cut short (`EMQ_PARTIAL_BATCH`). */
+/** One item of a batch cut short (`EMQ_PARTIAL_BATCH`), input order. */
 export interface BatchItem {
   id: string
   state: 'written' | 'not_written' | 'unknown'
@@ -143,8 +145,8 @@ export declare class EchoMQError extends Error {
   /** `EMQ_PROTOCOL`: the unknown `EMQ*` class word the server sent. */
   readonly word?: string
   /**
-   * `EMQ_PARTIAL_BATCH`: every payload's pre-minted id and whether it was
-   * written; resend the others with `enqueueWithId` (exact).
+   * `EMQ_PARTIAL_BATCH`: every item's id (chosen or pre-minted) and whether it
+   * was written; resend the others with `enqueue(queue, payload, {id})` (exact).
    */
   readonly items?: BatchItem[]
   /** `EMQRATE`: how long to wait before claiming again, ms (0 = until a slot frees). */
@@ -184,7 +186,7 @@ export interface ConnectOptions {
    * `'echomq:2.0.0'` (2.1.0 verbs then reject with `EMQ_UNSUPPORTED`).
    */
   wireVersion?: string
-  /** Durable writes: WAIT for this many replicas after every enqueue verb and complete; fewer answers EMQ_NOT_DURABLE (err.id). Default 0. */
+  /** Durable writes: WAIT for this many replicas after every enqueue and complete; fewer answers EMQ_NOT_DURABLE (err.id). Default 0. */
   waitReplicas?: number
   /** How long one WAIT may block, ms. Default 1000. */
   waitTimeoutMs?: number
@@ -207,6 +209,12 @@ export interface EnqueueOptions {
   /** Release the dedup id after this long even if its job lives (throttle). */
   dedupTtlMs?: number
 }
+
+/**
+ * One item of `enqueueMany`: a payload (enqueued as `enqueue(queue, payload)`
+ * would), or the payload with its own options.
+ */
+export type EnqueueItem = Payload | ({ payload: Payload } & EnqueueOptions)
 
 /**
  * `upsertRepeat` options (wire 2.1.0): exactly one of `everyMs` and `cron`.
@@ -358,14 +366,19 @@ export declare class Client implements AsyncDisposable {
   /** A handle on one queue (throws `EMQ_INVALID_QUEUE` at once for a bad name). */
   queue(name: string): Queue
   /**
-   * Now, or later / under a chosen id with `options`; with `dedupId`:
-   * `{id of the live holder, duplicate: true}` while it lives.
+   * The one enqueue: now under a minted id by default; later (`runAtMs` /
+   * `delayMs`), under a chosen `id`, or deduplicated (`dedupId`: `{id of the
+   * live holder, duplicate: true}` while it lives) with `options`. A bad
+   * combination or an unknown option rejects with `EMQ_INVALID_ARGUMENT`,
+   * nothing sent.
    */
   enqueue(queue: string, payload: Payload, options?: EnqueueOptions): Promise<Enqueued>
-  enqueueWithId(queue: string, id: string, payload: Payload): Promise<Enqueued>
-  enqueueAt(queue: string, payload: Payload, runAtMs: number): Promise<Enqueued>
-  enqueueIn(queue: string, payload: Payload, delayMs: number): Promise<Enqueued>
-  enqueueMany(queue: string, payloads: readonly Payload[]): Promise<Verdict<Enqueued>[]>
+  /**
+   * One pipeline per kind of write; one verdict per item, input order. Every
+   * item is checked first: a bad one (`item N: ...`) rejects the whole batch
+   * with `EMQ_INVALID_ARGUMENT`, nothing sent.
+   */
+  enqueueMany(queue: string, items: readonly EnqueueItem[]): Promise<Verdict<Enqueued>[]>
   claim(queue: string, leaseMs: number): Promise<Job | null>
   claimMany(queue: string, max: number, leaseMs: number): Promise<Job[]>
   complete(queue: string, id: string, token: number): Promise<void>
@@ -464,7 +477,7 @@ export declare class Queue {
   readonly name: string
   readonly client: Client
   enqueue(payload: Payload, options?: EnqueueOptions): Promise<Enqueued>
-  enqueueMany(payloads: readonly Payload[]): Promise<Verdict<Enqueued>[]>
+  enqueueMany(items: readonly EnqueueItem[]): Promise<Verdict<Enqueued>[]>
   claim(leaseMs: number): Promise<Job | null>
   claimMany(max: number, leaseMs: number): Promise<Job[]>
   complete(id: string, token: number): Promise<void>
@@ -478,6 +491,12 @@ export declare class Queue {
   setConcurrency(n: number): Promise<void>
   setRateLimit(max: number, perMs: number): Promise<void>
   rateLimit(id: string, token: number, ms: number): Promise<void>
+  updateProgress(id: string, token: number, value: unknown): Promise<void>
+  log(id: string, line: string, maxLines?: number | null): Promise<number>
+  upsertRepeat(name: string, options: RepeatOptions): Promise<Repeat>
+  removeRepeat(name: string): Promise<boolean>
+  listRepeats(): Promise<Repeat[]>
+  fireRepeats(limit?: number): Promise<number>
   counts(): Promise<Counts>
   job(id: string): Promise<JobInfo | null>
   browse(set: BrowseSet, options?: BrowseOptions): Promise<string[]>

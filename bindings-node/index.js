@@ -1,9 +1,11 @@
 // echomq for Node.js — the public face of the native addon.
 //
 // Thin by design: every verb is the Rust core's (docs/API.md). This file only
-// (1) names the verbs as Promise-returning methods, (2) turns the addon's coded
-// errors into `EchoMQError` (table-driven from the core's error kinds), and
-// (3) wraps a worker handler so its outcome reaches the core as data.
+// (1) forwards the native client's verbs as Promise-returning methods of
+// `Client` and `Queue` (derived from the native class; a verb is written out
+// only where it adds behaviour), (2) turns the addon's coded errors into
+// `EchoMQError` (table-driven from the core's error kinds), and (3) wraps a
+// worker handler so its outcome reaches the core as data.
 'use strict'
 
 const { EventEmitter } = require('node:events')
@@ -186,6 +188,28 @@ function resultBytes(value) {
 
 const NATIVE = Symbol('echomq.native')
 
+/**
+ * A batch item's payload as it is (the native side takes Buffers, typed
+ * arrays and strings), or `{payload, ...options}` with its option names
+ * checked here (the core refuses the combinations).
+ */
+function checkItem(item, i) {
+  if (item === null || typeof item !== 'object' || ArrayBuffer.isView(item)) return
+  for (const key of Object.keys(item)) {
+    if (key !== 'payload' && !ENQUEUE_OPTIONS.includes(key)) {
+      throw invalidArgument(
+        `item ${i}: unknown enqueue option ${JSON.stringify(key)}; known: payload, ${ENQUEUE_OPTIONS.join(', ')}`
+      )
+    }
+  }
+}
+
+/**
+ * The client. Every verb of the native client is a method here, derived
+ * below: the same name and arguments, a Promise, errors as `EchoMQError`. Only
+ * the verbs that add behaviour (checked options, another argument shape, a
+ * callback) are written out in this class.
+ */
 class Client {
   constructor(nativeClient) {
     if (!(nativeClient instanceof native.NativeClient)) {
@@ -201,34 +225,16 @@ class Client {
 
   /** `options`: `{id, runAtMs, delayMs}` (not both times) or `{dedupId, dedupTtlMs}`. */
   enqueue(queue, payload, options) {
+    return call(() =>
+      this[NATIVE].enqueue(queue, payload, checkOptions(options, ENQUEUE_OPTIONS, 'enqueue option'))
+    )
+  }
+  /** `items`: payloads, or `{payload, ...options}` (as `enqueue`'s); one verdict per item. */
+  enqueueMany(queue, items) {
     return call(() => {
-      const opts = checkOptions(options, ENQUEUE_OPTIONS, 'enqueue option')
-      return opts ? this[NATIVE].enqueueWith(queue, payload, opts) : this[NATIVE].enqueue(queue, payload)
-    })
-  }
-  enqueueWithId(queue, id, payload) {
-    return call(() => this[NATIVE].enqueueWithId(queue, id, payload))
-  }
-  enqueueAt(queue, payload, runAtMs) {
-    return call(() => this[NATIVE].enqueueAt(queue, payload, runAtMs))
-  }
-  enqueueIn(queue, payload, delayMs) {
-    return call(() => this[NATIVE].enqueueIn(queue, payload, delayMs))
-  }
-  enqueueMany(queue, payloads) {
-    return call(() => this[NATIVE].enqueueMany(queue, payloads)).then(settled)
-  }
-  claim(queue, leaseMs) {
-    return call(() => this[NATIVE].claim(queue, leaseMs))
-  }
-  claimMany(queue, max, leaseMs) {
-    return call(() => this[NATIVE].claimMany(queue, max, leaseMs))
-  }
-  complete(queue, id, token) {
-    return call(() => this[NATIVE].complete(queue, id, token))
-  }
-  completeMany(queue, jobs) {
-    return call(() => this[NATIVE].completeMany(queue, jobs)).then(settled)
+      if (Array.isArray(items)) items.forEach(checkItem)
+      return this[NATIVE].enqueueMany(queue, items)
+    }).then(settled)
   }
   /**
    * `retry(queue, id, token, {delayMs, maxAttempts, error})` (omitted: the
@@ -241,61 +247,6 @@ class Client {
     }
     return call(() => this[NATIVE].retry(queue, id, token, delayMs, maxAttempts, error))
   }
-  extend(queue, id, token, leaseMs) {
-    return call(() => this[NATIVE].extend(queue, id, token, leaseMs))
-  }
-  extendMany(queue, jobs, leaseMs) {
-    return call(() => this[NATIVE].extendMany(queue, jobs, leaseMs)).then(settled)
-  }
-  promote(queue, limit) {
-    return call(() => this[NATIVE].promote(queue, limit))
-  }
-  reap(queue, limit) {
-    return call(() => this[NATIVE].reap(queue, limit))
-  }
-  reapStalled(queue, limit, maxStalls) {
-    return call(() => this[NATIVE].reapStalled(queue, limit, maxStalls))
-  }
-  upsertRepeat(queue, name, options = {}) {
-    const { payload = '', ...schedule } = options || {}
-    return call(() => this[NATIVE].upsertRepeat(queue, name, payload, schedule)).then(normalizeRepeat)
-  }
-  removeRepeat(queue, name) {
-    return call(() => this[NATIVE].removeRepeat(queue, name))
-  }
-  listRepeats(queue) {
-    return call(() => this[NATIVE].listRepeats(queue)).then((all) => all.map(normalizeRepeat))
-  }
-  fireRepeats(queue, limit) {
-    return call(() => this[NATIVE].fireRepeats(queue, limit))
-  }
-  setConcurrency(queue, n) {
-    return call(() => this[NATIVE].setConcurrency(queue, n))
-  }
-  setRateLimit(queue, max, perMs) {
-    return call(() => this[NATIVE].setRateLimit(queue, max, perMs))
-  }
-  rateLimit(queue, id, token, ms) {
-    return call(() => this[NATIVE].rateLimit(queue, id, token, ms))
-  }
-  counts(queue) {
-    return call(() => this[NATIVE].counts(queue))
-  }
-  job(queue, id) {
-    return call(() => this[NATIVE].job(queue, id)).then(normalizeJob)
-  }
-  queues() {
-    return call(() => this[NATIVE].queues())
-  }
-  drain(queue, includeScheduled = false, limit = null) {
-    return call(() => this[NATIVE].drain(queue, includeScheduled, limit))
-  }
-  purgeDead(queue, olderThanMs = null, limit = null) {
-    return call(() => this[NATIVE].purgeDead(queue, olderThanMs, limit))
-  }
-  requeueAllDead(queue, limit = null) {
-    return call(() => this[NATIVE].requeueAllDead(queue, limit))
-  }
   /** `browse(queue, set, {newestFirst, limit, range})`, or the positional form. */
   browse(queue, set, newestFirst = false, limit = undefined, range = null) {
     if (newestFirst !== null && typeof newestFirst === 'object') {
@@ -304,23 +255,9 @@ class Client {
     }
     return call(() => this[NATIVE].browse(queue, set, newestFirst, limit, range))
   }
-  pause(queue) {
-    return call(() => this[NATIVE].pause(queue))
-  }
-  resume(queue) {
-    return call(() => this[NATIVE].resume(queue))
-  }
-  isPaused(queue) {
-    return call(() => this[NATIVE].isPaused(queue))
-  }
-  requeueDead(queue, id) {
-    return call(() => this[NATIVE].requeueDead(queue, id))
-  }
-  remove(queue, id) {
-    return call(() => this[NATIVE].remove(queue, id))
-  }
-  bundleMismatches() {
-    return call(() => this[NATIVE].bundleMismatches())
+  upsertRepeat(queue, name, options = {}) {
+    const { payload = '', ...schedule } = options || {}
+    return call(() => this[NATIVE].upsertRepeat(queue, name, payload, schedule)).then(normalizeRepeat)
   }
   /** Subscribe to `emq:{q}:events` on a connection of its own; resolves once subscribed. */
   subscribe(queue) {
@@ -334,43 +271,9 @@ class Client {
       return sub
     })
   }
-  /** Wait for job `id` to complete or go dead: `{state: 'completed'|'dead', error}`. */
-  waitFor(queue, id, timeoutMs) {
-    return call(() => this[NATIVE].waitFor(queue, id, timeoutMs)).then((s) => ({
-      state: s.state,
-      error: s.error === undefined ? null : s.error,
-    }))
-  }
   /** The holder records how far job `id` got: a number or a small JSON value (2.1.0). */
   updateProgress(queue, id, token, value) {
     return call(() => this[NATIVE].updateProgress(queue, id, token, progressJson(value)))
-  }
-  /** Append `line` to job `id`'s log (the newest `maxLines`, default 1000, are kept); resolves to its length. */
-  log(queue, id, line, maxLines) {
-    return call(() => this[NATIVE].log(queue, id, line, maxLines ?? null))
-  }
-  /** Lines `start..=end` of job `id`'s log (LRANGE indexes; default all). */
-  logs(queue, id, start = 0, end = -1) {
-    return call(() => this[NATIVE].logs(queue, id, start, end))
-  }
-  /** The Buffer a worker kept for job `id` (`keepResultMs`), or null. */
-  result(queue, id) {
-    return call(() => this[NATIVE].result(queue, id)).then((v) => v ?? null)
-  }
-  /** Wait for job `id`'s kept result (a Buffer); rejects `EMQ_JOB_DEAD` (with `lastError`), `EMQ_GONE` or `EMQ_TIMEOUT`. */
-  waitForResult(queue, id, timeoutMs) {
-    return call(() => this[NATIVE].waitForResult(queue, id, timeoutMs))
-  }
-  /** Prometheus text exposition for `queues`. */
-  metricsText(queues) {
-    return call(() => this[NATIVE].metricsText(queues))
-  }
-  /**
-   * Close the connection; later calls reject with `EMQ_CLOSED` at once. Resolves once the
-   * queue events of calls that answered before it are published (at most 1 s).
-   */
-  close() {
-    return call(() => this[NATIVE].close())
   }
   /** A handle on one queue: its verbs without the name. Throws `EMQ_INVALID_QUEUE` at once. */
   queue(name) {
@@ -380,6 +283,37 @@ class Client {
   [Symbol.asyncDispose]() {
     return this.close()
   }
+}
+
+/** Native methods that are no verb of their own (the methods above use them). */
+const NATIVE_ONLY = new Set(['constructor', 'nodeId', 'worker', 'retryWith'])
+/** How a forwarded verb's answer reaches JS, where it is more than the native value. */
+const SHAPE = {
+  completeMany: settled,
+  extendMany: settled,
+  job: normalizeJob,
+  listRepeats: (all) => all.map(normalizeRepeat),
+  result: (v) => v ?? null,
+  waitFor: (s) => ({ state: s.state, error: s.error === undefined ? null : s.error }),
+}
+
+/** Define `name` on `proto` as a plain method (non-enumerable, as class methods are). */
+function defineMethod(proto, name, fn) {
+  Object.defineProperty(proto, name, { value: fn, writable: true, configurable: true, enumerable: false })
+}
+
+// Every other native verb, forwarded as it is: a new verb of the addon is a
+// Client method (and a Queue one, below) without a line here.
+for (const name of Object.getOwnPropertyNames(native.NativeClient.prototype)) {
+  if (NATIVE_ONLY.has(name) || Object.hasOwn(Client.prototype, name)) continue
+  const shape = SHAPE[name]
+  const verb = {
+    [name](...args) {
+      const answer = call(() => this[NATIVE][name](...args))
+      return shape ? answer.then(shape) : answer
+    },
+  }[name]
+  defineMethod(Client.prototype, name, verb)
 }
 
 /**
@@ -403,103 +337,24 @@ class Queue {
   get client() {
     return this.#client
   }
-  enqueue(payload, options) {
-    return this.#client.enqueue(this.#name, payload, options)
-  }
-  enqueueMany(payloads) {
-    return this.#client.enqueueMany(this.#name, payloads)
-  }
-  claim(leaseMs) {
-    return this.#client.claim(this.#name, leaseMs)
-  }
-  claimMany(max, leaseMs) {
-    return this.#client.claimMany(this.#name, max, leaseMs)
-  }
-  complete(id, token) {
-    return this.#client.complete(this.#name, id, token)
-  }
-  completeMany(jobs) {
-    return this.#client.completeMany(this.#name, jobs)
-  }
-  retry(id, token, options) {
-    return this.#client.retry(this.#name, id, token, options ?? {})
-  }
-  extend(id, token, leaseMs) {
-    return this.#client.extend(this.#name, id, token, leaseMs)
-  }
-  extendMany(jobs, leaseMs) {
-    return this.#client.extendMany(this.#name, jobs, leaseMs)
-  }
-  promote(limit) {
-    return this.#client.promote(this.#name, limit)
-  }
-  reapStalled(limit, maxStalls) {
-    return this.#client.reapStalled(this.#name, limit, maxStalls)
-  }
-  setConcurrency(n) {
-    return this.#client.setConcurrency(this.#name, n)
-  }
-  setRateLimit(max, perMs) {
-    return this.#client.setRateLimit(this.#name, max, perMs)
-  }
-  rateLimit(id, token, ms) {
-    return this.#client.rateLimit(this.#name, id, token, ms)
-  }
-  reap(limit) {
-    return this.#client.reap(this.#name, limit)
-  }
-  counts() {
-    return this.#client.counts(this.#name)
-  }
-  job(id) {
-    return this.#client.job(this.#name, id)
-  }
-  browse(set, options) {
-    return this.#client.browse(this.#name, set, options ?? {})
-  }
-  pause() {
-    return this.#client.pause(this.#name)
-  }
-  resume() {
-    return this.#client.resume(this.#name)
-  }
-  isPaused() {
-    return this.#client.isPaused(this.#name)
-  }
-  requeueDead(id) {
-    return this.#client.requeueDead(this.#name, id)
-  }
-  remove(id) {
-    return this.#client.remove(this.#name, id)
-  }
-  drain(includeScheduled = false, limit = null) {
-    return this.#client.drain(this.#name, includeScheduled, limit)
-  }
-  purgeDead(olderThanMs = null, limit = null) {
-    return this.#client.purgeDead(this.#name, olderThanMs, limit)
-  }
-  requeueAllDead(limit = null) {
-    return this.#client.requeueAllDead(this.#name, limit)
-  }
-  subscribe() {
-    return this.#client.subscribe(this.#name)
-  }
-  waitFor(id, timeoutMs) {
-    return this.#client.waitFor(this.#name, id, timeoutMs)
-  }
-  logs(id, start = 0, end = -1) {
-    return this.#client.logs(this.#name, id, start, end)
-  }
-  result(id) {
-    return this.#client.result(this.#name, id)
-  }
-  waitForResult(id, timeoutMs) {
-    return this.#client.waitForResult(this.#name, id, timeoutMs)
-  }
   /** `new Worker(client, name, handler, options)`. */
   worker(handler, options) {
     return new Worker(this.#client, this.#name, handler, options)
   }
+}
+
+/** The client's verbs that take no queue: they stay on the client. */
+const CLIENT_ONLY = new Set(['constructor', 'nodeId', 'queue', 'queues', 'bundleMismatches', 'metricsText', 'close'])
+
+// Every per-queue verb of the client, with this queue's name first.
+for (const name of Object.getOwnPropertyNames(Client.prototype)) {
+  if (CLIENT_ONLY.has(name) || Object.hasOwn(Queue.prototype, name)) continue
+  const verb = {
+    [name](...args) {
+      return this.client[name](this.name, ...args)
+    },
+  }[name]
+  defineMethod(Queue.prototype, name, verb)
 }
 
 /**

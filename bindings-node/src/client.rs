@@ -7,7 +7,7 @@ use napi_derive::napi;
 
 use echomq::{BrowseSet, Client, ConnectOptions, Counts, Enqueued, Job, JobInfo, TimeRange};
 
-use crate::convert::{num, payload, promise, promise_direct, uint, uint_or};
+use crate::convert::{num, promise, uint, uint_or};
 use crate::error::to_js;
 
 /// Connect options, camelCase (all optional).
@@ -223,103 +223,6 @@ impl NativeClient {
     #[napi]
     pub fn node_id(&self) -> u32 {
         self.inner.node_id() as u32
-    }
-
-    #[napi]
-    pub fn enqueue<'env>(
-        &self,
-        env: &'env Env,
-        queue: String,
-        payload_value: Unknown<'_>,
-    ) -> Result<Object<'env>> {
-        let p = payload(env, payload_value)?;
-        promise_direct(
-            env,
-            &self.inner,
-            move |c| async move { c.enqueue(&queue, p).await },
-            |_, e| Ok(EnqueuedJs::from(e)),
-        )
-    }
-
-    #[napi]
-    pub fn enqueue_with_id<'env>(
-        &self,
-        env: &'env Env,
-        queue: String,
-        id: String,
-        payload_value: Unknown<'_>,
-    ) -> Result<Object<'env>> {
-        let p = payload(env, payload_value)?;
-        promise_direct(
-            env,
-            &self.inner,
-            move |c| async move { c.enqueue_with_id(&queue, &id, p).await },
-            |_, e| Ok(EnqueuedJs::from(e)),
-        )
-    }
-
-    #[napi]
-    pub fn enqueue_at<'env>(
-        &self,
-        env: &'env Env,
-        queue: String,
-        payload_value: Unknown<'_>,
-        run_at_ms: f64,
-    ) -> Result<Object<'env>> {
-        let p = payload(env, payload_value)?;
-        let at = uint(env, "runAtMs", run_at_ms)?;
-        promise_direct(
-            env,
-            &self.inner,
-            move |c| async move { c.enqueue_at(&queue, p, at).await },
-            |_, e| Ok(EnqueuedJs::from(e)),
-        )
-    }
-
-    #[napi]
-    pub fn enqueue_in<'env>(
-        &self,
-        env: &'env Env,
-        queue: String,
-        payload_value: Unknown<'_>,
-        delay_ms: f64,
-    ) -> Result<Object<'env>> {
-        let p = payload(env, payload_value)?;
-        let delay = uint(env, "delayMs", delay_ms)?;
-        promise_direct(
-            env,
-            &self.inner,
-            move |c| async move { c.enqueue_in(&queue, p, delay).await },
-            |_, e| Ok(EnqueuedJs::from(e)),
-        )
-    }
-
-    /// One verdict per payload, input order: an `Enqueued` or an error object.
-    #[napi]
-    pub fn enqueue_many<'env>(
-        &self,
-        env: &'env Env,
-        queue: String,
-        payloads: Vec<Unknown<'_>>,
-    ) -> Result<Object<'env>> {
-        let c = self.inner.clone();
-        let ps = payloads
-            .into_iter()
-            .map(|v| payload(env, v))
-            .collect::<Result<Vec<_>>>()?;
-        promise(
-            env,
-            async move { c.enqueue_many(&queue, &ps).await },
-            |env, all| {
-                Ok(all
-                    .into_iter()
-                    .map(|v| match v {
-                        Ok(e) => Either::A(EnqueuedJs::from(e)),
-                        Err(e) => Either::B(to_js(env, &e)),
-                    })
-                    .collect::<Vec<_>>())
-            },
-        )
     }
 
     #[napi]

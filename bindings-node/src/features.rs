@@ -1,32 +1,15 @@
-//! Job features of wire 2.1.0 on the native client: `enqueue` with a dedup id,
-//! `reapStalled` (the stall cap), and the queue limits (`setConcurrency`,
-//! `setRateLimit`, a handler's `rateLimit`). A separate `#[napi] impl` block, so the
+//! Job features of wire 2.1.0 on the native client: `reapStalled` (the stall
+//! cap), and the queue limits (`setConcurrency`, `setRateLimit`, a handler's
+//! `rateLimit`). A separate `#[napi] impl` block, so the
 //! client file keeps only the 2.0.0 verbs.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use echomq::{EnqueueOptions, Reaped};
+use echomq::Reaped;
 
-use crate::client::{EnqueuedJs, NativeClient};
-use crate::convert::{payload, promise, promise_direct, uint};
-
-/// `enqueue` options, camelCase (all optional): `{id, runAtMs, delayMs}`
-/// (2.0.0) or `{dedupId, dedupTtlMs}` (2.1.0).
-#[napi(object)]
-pub struct EnqueueOptionsJs {
-    /// A caller-chosen id: an existing row answers `duplicate: true`.
-    pub id: Option<String>,
-    /// Run at this unix-ms instant.
-    pub run_at_ms: Option<f64>,
-    /// Run this many ms after the server's now (not with `runAtMs`).
-    pub delay_ms: Option<f64>,
-    /// At most one live job per dedup id: a second enqueue answers
-    /// `duplicate` with the first job's id. `[A-Za-z0-9._-]{1,255}`.
-    pub dedup_id: Option<String>,
-    /// Release the dedup id after this long even if its job still lives.
-    pub dedup_ttl_ms: Option<f64>,
-}
+use crate::client::NativeClient;
+use crate::convert::{promise, uint};
 
 /// What one stall-capped reap did.
 #[napi(object)]
@@ -49,31 +32,6 @@ impl From<Reaped> for ReapedJs {
 
 #[napi]
 impl NativeClient {
-    #[napi]
-    pub fn enqueue_with<'env>(
-        &self,
-        env: &'env Env,
-        queue: String,
-        payload_value: Unknown<'_>,
-        options: EnqueueOptionsJs,
-    ) -> Result<Object<'env>> {
-        let p = payload(env, payload_value)?;
-        let ms = |name: &str, v: Option<f64>| v.map(|ms| uint(env, name, ms)).transpose();
-        let options = EnqueueOptions {
-            id: options.id,
-            run_at_ms: ms("runAtMs", options.run_at_ms)?,
-            delay_ms: ms("delayMs", options.delay_ms)?,
-            dedup_id: options.dedup_id,
-            dedup_ttl_ms: ms("dedupTtlMs", options.dedup_ttl_ms)?,
-        };
-        promise_direct(
-            env,
-            &self.inner,
-            move |c| async move { c.enqueue_with(&queue, p, &options).await },
-            |_, e| Ok(EnqueuedJs::from(e)),
-        )
-    }
-
     #[napi]
     pub fn reap_stalled<'env>(
         &self,

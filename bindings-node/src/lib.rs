@@ -15,6 +15,7 @@ mod bridge;
 mod client;
 mod convert;
 mod defaults;
+mod enqueue;
 mod error;
 mod features;
 mod helpers;
@@ -25,6 +26,7 @@ mod worker;
 
 pub use client::*;
 pub use defaults::*;
+pub use enqueue::*;
 pub use error::*;
 pub use features::*;
 pub use helpers::*;

@@ -39,7 +39,7 @@ test('drain deletes waiting jobs oldest first, scheduled only when asked', async
   const q = uniqueQueue()
   const ids = []
   for (let i = 0; i < 3; i++) ids.push((await client.enqueue(q, `p${i}`)).id)
-  await client.enqueueIn(q, 'later', 60000)
+  await client.enqueue(q, 'later', { delayMs: 60000 })
   assert.equal(await client.drain(q, false, 2), 2)
   assert.deepEqual(await members(q, 'pending'), [ids[2]])
   assert.equal(await raw.cmd('EXISTS', `emq:{${q}}:job:${ids[0]}`), 0)

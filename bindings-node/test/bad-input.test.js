@@ -47,7 +47,8 @@ test('invalid ids are refused with EMQ_INVALID_ID', async () => {
   const before = await keyspace()
   for (const id of ['', 'JOB', 'JOB0000000000', 'job00000000000', 'JOB0000000000-', 'JOBzzzzzzzzzzz', 'JOB00000000000x']) {
     assert.equal(emq.isValidId(id), false, id)
-    await refused(client.enqueueWithId('orders', id, 'x'), ErrorCode.INVALID_ID)
+    await refused(client.enqueue('orders', 'x', { id }), ErrorCode.INVALID_ID)
+    await refused(client.enqueueMany('orders', ['ok', { payload: 'x', id }]), ErrorCode.INVALID_ID)
     await refused(client.complete('orders', id, 1), ErrorCode.INVALID_ID)
     await refused(client.job('orders', id), ErrorCode.INVALID_ID)
     await refused(client.remove('orders', id), ErrorCode.INVALID_ID)
@@ -59,15 +60,17 @@ test('wrong payload types and bad numbers are refused with EMQ_INVALID_ARGUMENT'
   const before = await keyspace()
   for (const payload of [42, null, undefined, true, { a: 1 }, [1, 2], new Float32Array(2), 10n]) {
     await refused(client.enqueue('orders', payload), ErrorCode.INVALID_ARGUMENT)
-    await refused(client.enqueueWithId('orders', emq.mintJobId(), payload), ErrorCode.INVALID_ARGUMENT)
+    await refused(client.enqueue('orders', payload, { id: emq.mintJobId() }), ErrorCode.INVALID_ARGUMENT)
     await refused(client.enqueueMany('orders', ['ok', payload]), ErrorCode.INVALID_ARGUMENT)
+    await refused(client.enqueueMany('orders', ['ok', { payload }]), ErrorCode.INVALID_ARGUMENT)
   }
   await refused(client.enqueue('orders', Buffer.alloc(1025)), ErrorCode.INVALID_ARGUMENT)
   await refused(client.enqueueMany('orders', ['ok', Buffer.alloc(2000)]), ErrorCode.INVALID_ARGUMENT)
   await refused(client.enqueue(42, 'x'), ErrorCode.INVALID_ARGUMENT)
   for (const ms of [-1, 1.5, NaN, Infinity, '100']) {
     await refused(client.claim('orders', ms), ErrorCode.INVALID_ARGUMENT)
-    await refused(client.enqueueIn('orders', 'x', ms), ErrorCode.INVALID_ARGUMENT)
+    await refused(client.enqueue('orders', 'x', { delayMs: ms }), ErrorCode.INVALID_ARGUMENT)
+    await refused(client.enqueueMany('orders', [{ payload: 'x', runAtMs: ms }]), ErrorCode.INVALID_ARGUMENT)
   }
   await refused(client.claim('orders', 0), ErrorCode.INVALID_ARGUMENT)
   await refused(client.claimMany('orders', 0, 1000), ErrorCode.INVALID_ARGUMENT)

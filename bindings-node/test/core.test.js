@@ -73,18 +73,18 @@ test('enqueue writes exactly state/attempts/payload and a score-0 pending member
   assert.equal(await client.job(q, emq.mintJobId()), null)
 })
 
-test('duplicate enqueueWithId answers duplicate and leaves the row untouched', async () => {
+test('a duplicate chosen id answers duplicate and leaves the row untouched', async () => {
   const q = uniqueQueue()
   const id = emq.mintJobId()
-  assert.deepEqual(await client.enqueueWithId(q, id, 'first'), { id, duplicate: false })
-  assert.deepEqual(await client.enqueueWithId(q, id, 'second'), { id, duplicate: true })
+  assert.deepEqual(await client.enqueue(q, 'first', { id }), { id, duplicate: false })
+  assert.deepEqual(await client.enqueue(q, 'second', { id }), { id, duplicate: true })
   assert.equal((await row(q, id)).payload, 'first')
   assert.equal((await members(q, 'pending')).length, 1)
 })
 
 test('a foreign namespace is refused with EMQKIND and nothing is written', async () => {
   const q = uniqueQueue()
-  const err = await rejectsWith(client.enqueueWithId(q, 'ORD0NgWEfAEJfs', 'x'), ErrorCode.KIND)
+  const err = await rejectsWith(client.enqueue(q, 'x', { id: 'ORD0NgWEfAEJfs' }), ErrorCode.KIND)
   assert.equal(err.code, 'EMQKIND')
   assert.equal(err.status, 1)
   assert.deepEqual(await row(q, 'ORD0NgWEfAEJfs'), {})
@@ -230,8 +230,8 @@ test('batch verbs answer one verdict per input in allSettled shape', async () =>
 test('scheduling, browse ranges, pause/resume, remove', async () => {
   const q = uniqueQueue()
   const now = await serverMs()
-  const at = await client.enqueueAt(q, 'at', now + 60_000)
-  const inn = await client.enqueueIn(q, 'in', 60_000)
+  const at = await client.enqueue(q, 'at', { runAtMs: now + 60_000 })
+  const inn = await client.enqueue(q, 'in', { delayMs: 60_000 })
   assert.equal(await score(q, 'schedule', at.id), now + 60_000)
   assert.ok((await score(q, 'schedule', inn.id)) >= now + 60_000)
   assert.deepEqual(await client.browse(q, 'schedule', false, 10), [at.id, inn.id])

@@ -63,9 +63,6 @@ test('enqueue options: a time, a delay, a chosen id; both times refused before t
     await assert.rejects(q.enqueue('w', bad), (err) => err.code === 'EMQ_INVALID_ARGUMENT')
   }
   assert.equal(await raw.cmd('ZCARD', `emq:{${q.name}}:schedule`), 2)
-  // The old shapes stay.
-  const old = await client.enqueueIn(q.name, 'v', 1000)
-  assert.equal(old.duplicate, false)
   assert.deepEqual(await client.browse(q.name, 'schedule', { limit: 1 }), await client.browse(q.name, 'schedule', false, 1))
 })
 

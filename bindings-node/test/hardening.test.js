@@ -189,7 +189,7 @@ test('a batch cut by a dropped connection rejects with EMQ_PARTIAL_BATCH and per
     assert.ok(states.has('written'))
     for (const s of states) assert.ok(['written', 'not_written', 'unknown'].includes(s), s)
     for (const item of outcome.items) {
-      if (item.state !== 'written') await client.enqueueWithId(q, item.id, 'x'.repeat(2000))
+      if (item.state !== 'written') await client.enqueue(q, 'x'.repeat(2000), { id: item.id })
     }
     assert.equal((await client.counts(q)).pending, payloads.length)
     await client.close()

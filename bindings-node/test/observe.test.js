@@ -186,7 +186,7 @@ for (const how of ['await', 'no-await']) {
 test('metricsText equals counts; promClientCollector fills a prom-client registry', async () => {
   const q = uniqueQueue('metrics')
   for (const p of ['a', 'b', 'bad']) await client.enqueue(q, p)
-  await client.enqueueIn(q, 'later', 60000)
+  await client.enqueue(q, 'later', { delayMs: 60000 })
   const worker = new emq.Worker(client, q, async (job) => {
     if (job.payload.toString() === 'bad') throw new emq.UnrecoverableError('bad')
   }, FAST)

@@ -28,6 +28,7 @@ import {
   type Verdict,
   type JobState,
   type EnqueueOptions,
+  type EnqueueItem,
   type Reaped,
 } from 'echomq'
 
@@ -87,10 +88,12 @@ async function tour(url: string): Promise<void> {
   } catch (e) {
     if (e instanceof EchoMQError && e.code === ErrorCode.RATE_LIMITED) console.log(e.retryAfterMs)
   }
-  const b: Enqueued = await client.enqueueWithId(q, mintJobId(7), Buffer.from([1, 2, 3]))
-  await client.enqueueAt(q, new Uint8Array([4]), Date.now() + 1000)
-  await client.enqueueIn(q, 'later', 500)
-  const many: Verdict<Enqueued>[] = await client.enqueueMany(q, ['x', Buffer.from('y')])
+  const b: Enqueued = await client.enqueue(q, Buffer.from([1, 2, 3]), { id: mintJobId(7) })
+  await client.enqueue(q, new Uint8Array([4]), { runAtMs: Date.now() + 1000 })
+  await client.enqueue(q, 'later', { delayMs: 500 })
+  // A batch item is a payload, or the payload with its own options.
+  const items: EnqueueItem[] = ['x', Buffer.from('y'), { payload: 'z', delayMs: 500 }, { payload: 'w', id: b.id }]
+  const many: Verdict<Enqueued>[] = await client.enqueueMany(q, items)
   for (const v of many) {
     if (v.status === 'fulfilled') console.log(v.value.id, v.value.duplicate)
     else console.log(v.reason.code)
