@@ -434,6 +434,8 @@ export declare class Client implements AsyncDisposable {
   ): Promise<string[]>
   pause(queue: string): Promise<void>
   resume(queue: string): Promise<void>
+  /** Whether the job's row exists (in any state). */
+  exists(queue: string, id: string): Promise<boolean>
   isPaused(queue: string): Promise<boolean>
   requeueDead(queue: string, id: string): Promise<void>
   remove(queue: string, id: string): Promise<void>
@@ -502,6 +504,8 @@ export declare class Queue {
   browse(set: BrowseSet, options?: BrowseOptions): Promise<string[]>
   pause(): Promise<void>
   resume(): Promise<void>
+  /** Whether the job's row exists (in any state). */
+  exists(id: string): Promise<boolean>
   isPaused(): Promise<boolean>
   requeueDead(id: string): Promise<void>
   remove(id: string): Promise<void>

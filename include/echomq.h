@@ -1680,6 +1680,21 @@ emq_status emq_resume(const struct emq_client *client,
                       struct emq_error **err);
 
 /**
+ * Whether the job's row exists (in any state), into `*out`.
+ *
+ * # Safety
+ * Every pointer argument is NULL or valid for the access its type implies
+ * for the duration of the call: strings NUL-terminated, arrays as long as
+ * their count, handles live ones from this library (see the header's
+ * preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+ */
+emq_status emq_exists(const struct emq_client *client,
+                      const char *queue,
+                      const char *id,
+                      bool *out,
+                      struct emq_error **err);
+
+/**
  * Whether the queue is paused, into `*out`.
  *
  * # Safety

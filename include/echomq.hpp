@@ -819,6 +819,13 @@ public:
         std::string q(queue);
         detail::check([&](emq_error** e) { return emq_resume(raw(), q.c_str(), e); });
     }
+    /// Whether the job's row exists (in any state).
+    bool exists(std::string_view queue, std::string_view id) const {
+        std::string q(queue), i(id);
+        bool out = false;
+        detail::check([&](emq_error** e) { return emq_exists(raw(), q.c_str(), i.c_str(), &out, e); });
+        return out;
+    }
     bool is_paused(std::string_view queue) const {
         std::string q(queue);
         bool out = false;

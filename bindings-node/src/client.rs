@@ -462,6 +462,14 @@ impl NativeClient {
     }
 
     #[napi]
+    pub fn exists<'env>(&self, env: &'env Env, queue: String, id: String) -> Result<Object<'env>> {
+        let c = self.inner.clone();
+        promise(env, async move { c.exists(&queue, &id).await }, |_, b| {
+            Ok(b)
+        })
+    }
+
+    #[napi]
     pub fn is_paused<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
         let c = self.inner.clone();
         promise(env, async move { c.is_paused(&queue).await }, |_, b| Ok(b))

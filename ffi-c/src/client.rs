@@ -1013,6 +1013,37 @@ pub unsafe extern "C" fn emq_resume(
     })
 }
 
+/// Whether the job's row exists (in any state), into `*out`.
+///
+/// # Safety
+/// Every pointer argument is NULL or valid for the access its type implies
+/// for the duration of the call: strings NUL-terminated, arrays as long as
+/// their count, handles live ones from this library (see the header's
+/// preamble). NULL where a value is required is `EMQ_ERR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn emq_exists(
+    client: *const emq_client,
+    queue: *const c_char,
+    id: *const c_char,
+    out: *mut bool,
+    err: *mut *mut emq_error,
+) -> emq_status {
+    guard(err, || {
+        // SAFETY: `out` pointers are NULL or valid for writes (this function's `# Safety`).
+        let out = unsafe { out_arg(out, "out") }?;
+        // SAFETY: the client handle is NULL or live, from `emq_connect` (`# Safety`); string arguments are NULL or NUL-terminated and live for the call (`# Safety`).
+        let (client, queue, id) = unsafe {
+            (
+                client_arg(client)?,
+                str_arg(queue, "queue")?,
+                str_arg(id, "id")?,
+            )
+        };
+        *out = client.exists(queue, id)?;
+        Ok(())
+    })
+}
+
 /// Whether the queue is paused, into `*out`.
 ///
 /// # Safety

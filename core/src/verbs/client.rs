@@ -742,6 +742,18 @@ impl Client {
         replies::job_row(&id, row)
     }
 
+    /// Whether the job's row exists (in any state), without reading it: a
+    /// producer checking a receipt. A malformed id is *invalid id*.
+    pub async fn exists(&self, queue: &str, id: &str) -> Result<bool> {
+        let keys = QueueKeys::new(queue)?;
+        let id = BrandedId::parse(id)?;
+        let found: u64 = self
+            .transport
+            .query(redis::cmd("EXISTS").arg(keys.job(&id)))
+            .await?;
+        Ok(found == 1)
+    }
+
     /// Ids in one set, oldest or newest first, optionally inside a time range:
     /// mint time for pending/dead (by lex), run-at or deadline for
     /// schedule/active (by score).

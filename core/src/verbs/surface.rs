@@ -110,6 +110,7 @@ surface! {
         // inspect
         wait fn counts() -> Counts;
         wait fn job(id: &str) -> Option<JobInfo>;
+        wait fn exists(id: &str) -> bool;
         wait fn inspect(id: &str) -> Option<JobView>;
         wait fn job_due_ms(id: &str) -> Option<u64>;
         wait fn browse_page(
