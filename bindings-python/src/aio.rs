@@ -33,7 +33,7 @@ type StartFn = Box<dyn for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyAny
 
 /// The callable a verb's coroutine awaits (`echomq._aio._lazy`): the call
 /// starts when the coroutine first runs, as an `async def` verb's would.
-#[pyclass(frozen, module = "echomq._native")]
+#[pyclass(frozen, name = "_Start", module = "echomq._native")]
 pub struct Start(Mutex<Option<StartFn>>);
 
 #[pymethods]
@@ -269,6 +269,10 @@ impl NativeAsyncClient {
     /// that answered before it are published (at most 1 s). `AsyncClient.aclose`
     /// awaits it.
     fn _aclose<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        // No running loop: raise before closing anything.
+        GET_RUNNING_LOOP
+            .import(py, "asyncio", "get_running_loop")?
+            .call0()?;
         let closed = self.inner.close_and_wait();
         future_into_py(
             py,

@@ -73,7 +73,8 @@ macro_rules! handle_common {
 
             fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
                 let class = slf.get_type().name()?;
-                Ok(format!("<echomq.{class} {:?}>", slf.get().name))
+                let name = PyString::new(slf.py(), &slf.get().name).repr()?;
+                Ok(format!("<echomq.{class} {name}>"))
             }
 
             fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> bool {

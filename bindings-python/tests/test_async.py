@@ -163,7 +163,7 @@ def test_native_verbs_need_a_running_loop(redis_url):
 
     c = asyncio.run(make())
     with pytest.raises(RuntimeError):
-        c._aclose()  # a loop future: only inside a running loop
+        c._aclose()  # a loop future: only inside a running loop (and still open)
     # A verb answers a coroutine, which starts the call when first awaited:
     # one made outside the loop works inside one.
     coro = c.counts("q")

@@ -65,7 +65,7 @@ def test_enqueue_keywords_schedule_by_time_delay_and_id(client, raw, queue, keys
     with pytest.raises(echomq.InvalidArgumentError):
         q.enqueue(b"w", run_at_ms=1, delay_ms=1)
     assert raw.zcard(keys.schedule) == 3 and raw.zcard(keys.pending) == 0
-    # The old shapes stay.
+    # The client's form takes the same keywords.
     assert not client.enqueue(queue, b"v", delay_ms=timedelta(seconds=1)).duplicate
 
 

@@ -697,6 +697,11 @@ class NativeAsyncQueue:
     async def remove_repeat(self, name: str) -> bool: ...
 
 @final
+class _Start:
+    """What a verb's coroutine (``echomq._aio._lazy``) calls on its first step."""
+    def __call__(self) -> asyncio.Future[Any]: ...
+
+@final
 class NativeWorker:
     def __init__(
         self,

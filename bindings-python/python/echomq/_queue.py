@@ -18,7 +18,6 @@ from . import _native
 
 if TYPE_CHECKING:
     from ._aio import AsyncClient
-    from ._native import Client
     from ._worker import Handler, Worker
 
 __all__ = ["Queue", "AsyncQueue", "Duration", "Time", "EnqueueOptions", "EnqueueItem"]
@@ -49,10 +48,6 @@ class Queue(_native.NativeQueue):
     """One queue of a blocking ``echomq.Client``."""
 
     __slots__ = ()
-
-    @property
-    def client(self) -> "Client":
-        return cast("Client", super().client)
 
     def worker(self, handler: "Handler", **options: Any) -> "Worker":
         """``echomq.Worker(client, name, handler, **options)``."""

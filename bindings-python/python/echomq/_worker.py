@@ -93,7 +93,7 @@ class Worker:
         self._async = _is_async(handler)
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._handle_signals = handle_signals
-                self._native = _native.NativeWorker(
+        self._native = _native.NativeWorker(
             client,
             queue,
             self._call_async_batch if self._async else handler,
