@@ -4,7 +4,6 @@
 
 use pyo3::prelude::*;
 
-mod admin;
 mod aio;
 mod args;
 mod client;
@@ -12,13 +11,13 @@ mod defaults;
 mod errors;
 mod helpers;
 mod interp;
-mod limits;
 mod observe;
 mod option_schema;
 mod progress;
 mod queue;
 mod repeat;
 mod stall;
+mod surface;
 mod types;
 mod worker;
 
@@ -26,6 +25,9 @@ mod worker;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::Client>()?;
     m.add_class::<aio::NativeAsyncClient>()?;
+    m.add_class::<aio::Start>()?;
+    m.add_class::<surface::NativeQueue>()?;
+    m.add_class::<surface::NativeAsyncQueue>()?;
     m.add_class::<worker::NativeWorker>()?;
     m.add_class::<types::Enqueued>()?;
     m.add_class::<types::Job>()?;
@@ -56,6 +58,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(helpers::slot, m)?)?;
     m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
     m.add_function(wrap_pyfunction!(queue::check_queue, m)?)?;
+    m.add_function(wrap_pyfunction!(surface::surface_verbs, m)?)?;
     m.add_function(wrap_pyfunction!(defaults::defaults, m)?)?;
     m.add_function(wrap_pyfunction!(option_schema::option_schema, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;

@@ -17,8 +17,7 @@ use pyo3::types::PyDict;
 
 use echomq::{QueueEvent as CoreQueueEvent, Settled as CoreSettled, WorkerEvent as CoreEvent};
 
-use crate::aio::{future_into_py, NativeAsyncClient};
-use crate::client::Client;
+use crate::aio::future_into_py;
 use crate::errors::err;
 
 // ---- logs ------------------------------------------------------------------
@@ -289,7 +288,10 @@ impl Subscription {
     }
 }
 
-fn native_subscription(py: Python<'_>, sub: echomq::Subscription) -> PyResult<Bound<'_, PyAny>> {
+pub fn native_subscription(
+    py: Python<'_>,
+    sub: echomq::Subscription,
+) -> PyResult<Bound<'_, PyAny>> {
     let native = Subscription {
         closer: sub.closer(),
         inner: Arc::new(tokio::sync::Mutex::new(sub)),
@@ -325,88 +327,6 @@ impl From<CoreSettled> for Settled {
                 error,
             },
         }
-    }
-}
-
-#[pymethods]
-impl Client {
-    /// Subscribe to the queue's events on a connection of its own.
-    fn subscribe(&self, py: Python<'_>, queue: String) -> PyResult<Py<PyAny>> {
-        let c = self.inner.as_async().clone();
-        let sub = py
-            .detach_or_park(|| echomq::runtime::runtime().block_on(c.subscribe(&queue)))
-            .map_err(err)?;
-        Ok(native_subscription(py, sub)?.unbind())
-    }
-
-    /// Wait up to `timeout_ms` for job `id` to complete or go dead.
-    fn wait_for(
-        &self,
-        py: Python<'_>,
-        queue: String,
-        id: String,
-        timeout_ms: Ms,
-    ) -> PyResult<Settled> {
-        let timeout_ms = timeout_ms.0;
-        let c = &self.inner;
-        let settled = py
-            .detach_or_park(|| c.wait_for(&queue, &id, Duration::from_millis(timeout_ms)))
-            .map_err(err)?;
-        Ok(settled.into())
-    }
-
-    /// Prometheus text exposition for `queues`.
-    fn metrics_text(&self, py: Python<'_>, queues: Vec<String>) -> PyResult<String> {
-        let c = &self.inner;
-        let refs: Vec<&str> = queues.iter().map(String::as_str).collect();
-        py.detach_or_park(|| c.metrics_text(&refs)).map_err(err)
-    }
-}
-
-#[pymethods]
-impl NativeAsyncClient {
-    fn subscribe<'py>(&self, py: Python<'py>, queue: String) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.clone();
-        future_into_py(
-            py,
-            async move { c.subscribe(&queue).await },
-            native_subscription,
-        )
-    }
-
-    fn wait_for<'py>(
-        &self,
-        py: Python<'py>,
-        queue: String,
-        id: String,
-        timeout_ms: Ms,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let timeout_ms = timeout_ms.0;
-        let c = self.inner.clone();
-        future_into_py(
-            py,
-            async move {
-                c.wait_for(&queue, &id, Duration::from_millis(timeout_ms))
-                    .await
-            },
-            |py, s| Ok(Bound::new(py, Settled::from(s))?.into_any()),
-        )
-    }
-
-    fn metrics_text<'py>(
-        &self,
-        py: Python<'py>,
-        queues: Vec<String>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.clone();
-        future_into_py(
-            py,
-            async move {
-                let refs: Vec<&str> = queues.iter().map(String::as_str).collect();
-                c.metrics_text(&refs).await
-            },
-            |py, text| Ok(pyo3::types::PyString::new(py, &text).into_any()),
-        )
     }
 }
 

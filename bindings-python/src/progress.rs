@@ -2,17 +2,12 @@
 //! handler's `Job`. Conversion only: a progress value is any JSON-able Python
 //! value (sent as its `json.dumps` text), a log line a `str`, a result `bytes`.
 
-use std::time::Duration;
-
 use pyo3::prelude::*;
 
 use crate::interp::Detach;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyBytes;
 
-use crate::aio::{future_into_py, NativeAsyncClient};
-use crate::args::{opt, Count, Ms};
-use crate::client::Client;
+use crate::args::{opt, Count};
 use crate::errors::err;
 use crate::types::Job;
 
@@ -39,170 +34,6 @@ pub fn progress_value(py: Python<'_>, text: Option<String>) -> Py<PyAny> {
         .and_then(|loads| loads.call1((text.as_str(),)))
         .map(Bound::unbind)
         .unwrap_or_else(|_| pyo3::types::PyString::new(py, &text).into_any().unbind())
-}
-
-fn bytes_or_none(py: Python<'_>, value: Option<Vec<u8>>) -> Py<PyAny> {
-    match value {
-        Some(v) => PyBytes::new(py, &v).into_any().unbind(),
-        None => py.None(),
-    }
-}
-
-#[pymethods]
-impl Client {
-    /// The holder records how far job `id` got: any JSON-able value.
-    fn update_progress(
-        &self,
-        py: Python<'_>,
-        queue: String,
-        id: String,
-        token: Count,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let json = progress_json(value)?;
-        let c = &self.inner;
-        py.detach_or_park(|| c.update_progress(&queue, &id, token.0, &json))
-            .map_err(err)
-    }
-
-    /// Append a line to job `id`'s log (the newest `max_lines` are kept);
-    /// answers the log's length.
-    #[pyo3(signature = (queue, id, line, max_lines=None))]
-    fn log(
-        &self,
-        py: Python<'_>,
-        queue: String,
-        id: String,
-        line: String,
-        max_lines: Option<Count>,
-    ) -> PyResult<u64> {
-        let c = &self.inner;
-        py.detach_or_park(|| c.log(&queue, &id, &line, opt(max_lines)))
-            .map_err(err)
-    }
-
-    /// Lines `start..=end` of job `id`'s log (LRANGE indexes).
-    #[pyo3(signature = (queue, id, start=0, end=-1))]
-    fn logs(
-        &self,
-        py: Python<'_>,
-        queue: String,
-        id: String,
-        start: i64,
-        end: i64,
-    ) -> PyResult<Vec<String>> {
-        let c = &self.inner;
-        py.detach_or_park(|| c.logs(&queue, &id, start, end))
-            .map_err(err)
-    }
-
-    /// The kept result of job `id`, or `None`.
-    fn result(&self, py: Python<'_>, queue: String, id: String) -> PyResult<Py<PyAny>> {
-        let c = &self.inner;
-        let value = py.detach_or_park(|| c.result(&queue, &id)).map_err(err)?;
-        Ok(bytes_or_none(py, value))
-    }
-
-    /// Wait up to `timeout_ms` for job `id`'s kept result.
-    fn wait_for_result(
-        &self,
-        py: Python<'_>,
-        queue: String,
-        id: String,
-        timeout_ms: Ms,
-    ) -> PyResult<Py<PyBytes>> {
-        let c = &self.inner;
-        let value = py
-            .detach_or_park(|| c.wait_for_result(&queue, &id, Duration::from_millis(timeout_ms.0)))
-            .map_err(err)?;
-        Ok(PyBytes::new(py, &value).unbind())
-    }
-}
-
-#[pymethods]
-impl NativeAsyncClient {
-    fn update_progress<'py>(
-        &self,
-        py: Python<'py>,
-        queue: String,
-        id: String,
-        token: Count,
-        value: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let json = progress_json(value)?;
-        let c = self.inner.clone();
-        future_into_py(
-            py,
-            async move { c.update_progress(&queue, &id, token.0, &json).await },
-            |py, ()| Ok(py.None().into_bound(py)),
-        )
-    }
-
-    #[pyo3(signature = (queue, id, line, max_lines=None))]
-    fn log<'py>(
-        &self,
-        py: Python<'py>,
-        queue: String,
-        id: String,
-        line: String,
-        max_lines: Option<Count>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.clone();
-        future_into_py(
-            py,
-            async move { c.log(&queue, &id, &line, opt(max_lines)).await },
-            |py, n| Ok(n.into_pyobject(py)?.into_any()),
-        )
-    }
-
-    #[pyo3(signature = (queue, id, start=0, end=-1))]
-    fn logs<'py>(
-        &self,
-        py: Python<'py>,
-        queue: String,
-        id: String,
-        start: i64,
-        end: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.clone();
-        future_into_py(
-            py,
-            async move { c.logs(&queue, &id, start, end).await },
-            |py, lines| Ok(lines.into_pyobject(py)?.into_any()),
-        )
-    }
-
-    fn result<'py>(
-        &self,
-        py: Python<'py>,
-        queue: String,
-        id: String,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.clone();
-        future_into_py(
-            py,
-            async move { c.result(&queue, &id).await },
-            |py, value| Ok(bytes_or_none(py, value).into_bound(py)),
-        )
-    }
-
-    fn wait_for_result<'py>(
-        &self,
-        py: Python<'py>,
-        queue: String,
-        id: String,
-        timeout_ms: Ms,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.clone();
-        future_into_py(
-            py,
-            async move {
-                c.wait_for_result(&queue, &id, Duration::from_millis(timeout_ms.0))
-                    .await
-            },
-            |py, value| Ok(PyBytes::new(py, &value).into_any()),
-        )
-    }
 }
 
 #[pymethods]

@@ -8,7 +8,9 @@ use pyo3::exceptions::PyTypeError;
 use crate::defaults::{count_or, ms_or, uint_or};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
+
+use crate::args::{Ms, UnixMs};
 
 // ---- payloads --------------------------------------------------------------
 
@@ -53,14 +55,94 @@ pub fn payload(obj: &Bound<'_, PyAny>) -> PyResult<Payload> {
     )))
 }
 
-/// Convert a sequence of payloads (every one is checked before any I/O).
-pub fn payloads(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Payload>> {
+/// The keys an `enqueue_many` item's options may hold: `enqueue`'s keywords.
+pub const ENQUEUE_OPTIONS: [&str; 5] = ["id", "run_at_ms", "delay_ms", "dedup_id", "dedup_ttl_ms"];
+
+/// The items of `enqueue_many`: each a payload, or a `(payload, options)`
+/// tuple whose dict holds `enqueue`'s keywords (a `None` value: not given).
+/// Every item is converted before any I/O; a bad one is a `TypeError` (or
+/// `InvalidArgumentError` for a negative number) whose message starts
+/// `item N: `, as the core's own refusals of an item do.
+pub fn enqueue_items(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(Payload, echomq::EnqueueOptions)>> {
     if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(
-            "payloads must be a sequence of payloads, not a single bytes or str",
+            "items must be a sequence of payloads or (payload, options) tuples, not a single bytes or str",
         ));
     }
-    obj.try_iter()?.map(|item| payload(&item?)).collect()
+    obj.try_iter()?
+        .enumerate()
+        .map(|(i, item)| enqueue_item(&item?).map_err(|e| item_error(obj.py(), i, e)))
+        .collect()
+}
+
+fn enqueue_item(item: &Bound<'_, PyAny>) -> PyResult<(Payload, echomq::EnqueueOptions)> {
+    let Ok(pair) = item.cast::<PyTuple>() else {
+        return Ok((payload(item)?, echomq::EnqueueOptions::default()));
+    };
+    let options = match pair.len() {
+        2 => pair.get_item(1)?,
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "a (payload, options) tuple has 2 items, not {}",
+                pair.len()
+            )))
+        }
+    };
+    let options = options.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "an item's options must be a dict, not {}",
+            type_name(&options)
+        ))
+    })?;
+    let mut out = echomq::EnqueueOptions::default();
+    for (key, value) in options.iter() {
+        let key: String = key
+            .extract()
+            .map_err(|_| PyTypeError::new_err("an item's option names must be str"))?;
+        if value.is_none() {
+            continue;
+        }
+        match key.as_str() {
+            "id" => out.id = Some(value.extract()?),
+            "run_at_ms" => out.run_at_ms = Some(value.extract::<UnixMs>()?.0),
+            "delay_ms" => out.delay_ms = Some(value.extract::<Ms>()?.0),
+            "dedup_id" => out.dedup_id = Some(value.extract()?),
+            "dedup_ttl_ms" => out.dedup_ttl_ms = Some(value.extract::<Ms>()?.0),
+            other => {
+                return Err(PyTypeError::new_err(format!(
+                    "unknown enqueue option {other:?} (one of {})",
+                    ENQUEUE_OPTIONS.join(", ")
+                )))
+            }
+        }
+    }
+    Ok((payload(&pair.get_item(0)?)?, out))
+}
+
+/// The same error, its message prefixed with the item's index.
+fn item_error(py: Python<'_>, i: usize, e: PyErr) -> PyErr {
+    let message = e
+        .value(py)
+        .getattr("message")
+        .and_then(|m| m.extract::<String>())
+        .unwrap_or_else(|_| e.value(py).to_string());
+    if e.is_instance_of::<PyTypeError>(py) {
+        return PyTypeError::new_err(format!("item {i}: {message}"));
+    }
+    match e
+        .value(py)
+        .getattr("code")
+        .and_then(|c| c.extract::<String>())
+    {
+        Ok(code) if code == echomq::ErrorKind::InvalidArgument.code() => crate::errors::to_py(
+            py,
+            &echomq::Error::new(
+                echomq::ErrorKind::InvalidArgument,
+                format!("item {i}: {message}"),
+            ),
+        ),
+        _ => e,
+    }
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {

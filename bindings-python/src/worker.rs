@@ -119,9 +119,6 @@ fn core_client(client: &Bound<'_, PyAny>) -> PyResult<echomq::Client> {
     if let Ok(c) = client.cast::<NativeAsyncClient>() {
         return Ok(c.get().inner.clone());
     }
-    if let Ok(native) = client.getattr("_native") {
-        return core_client(&native);
-    }
     Err(PyTypeError::new_err(
         "client must be an echomq.Client or echomq.AsyncClient",
     ))

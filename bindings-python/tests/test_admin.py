@@ -27,7 +27,7 @@ def kill_all(client: echomq.Client, queue: str, n: int) -> None:
 
 def test_queues_and_drain(client, raw, queue, keys):
     ids = [client.enqueue(queue, f"p{i}").id for i in range(3)]
-    client.enqueue_in(queue, b"later", 60_000)
+    client.enqueue(queue, b"later", delay_ms=60_000)
     client.pause(queue + "-empty")
     names = client.queues()
     assert queue in names and queue + "-empty" in names and names == sorted(names)

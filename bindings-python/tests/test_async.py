@@ -26,7 +26,7 @@ def test_happy_path(redis_url, raw, queue, keys):
             e = await coro
             assert raw.hgetall(keys.job(e.id)) == {
                 b"state": b"pending", b"attempts": b"0", b"payload": b"hello"}
-            dup = await c.enqueue_with_id(queue, e.id, b"other")
+            dup = await c.enqueue(queue, b"other", id=e.id)
             assert dup.duplicate and dup.id == e.id
             job = await c.claim(queue, 10_000)
             assert job is not None and (job.id, job.payload, job.token) == (e.id, b"hello", 1)
@@ -55,8 +55,8 @@ def test_happy_path(redis_url, raw, queue, keys):
             assert len(jobs) == 2
             assert await c.extend_many(queue, jobs, 10_000) == [None, None]
             await asyncio.sleep(0)
-            at = await c.enqueue_at(queue, b"x", 1)
-            later = await c.enqueue_in(queue, b"y", 60_000)
+            at = await c.enqueue(queue, b"x", run_at_ms=1)
+            later = await c.enqueue(queue, b"y", delay_ms=60_000)
             assert await c.promote(queue, 10) == 1
             await c.remove(queue, later.id)
             assert await c.job(queue, at.id) is not None
@@ -122,7 +122,7 @@ def test_errors_and_bad_input_are_typed(redis_url, raw, queue, keys):
         with pytest.raises(echomq.InvalidIdError):
             await c.complete(queue, "JOB123", 1)
         with pytest.raises(echomq.KindError):
-            await c.enqueue_with_id(queue, "ORD0NgWEfAEJfs", b"x")
+            await c.enqueue(queue, b"x", id="ORD0NgWEfAEJfs")
         assert raw.exists(keys.pending) == 0
         c.close()
 
@@ -163,9 +163,16 @@ def test_native_verbs_need_a_running_loop(redis_url):
 
     c = asyncio.run(make())
     with pytest.raises(RuntimeError):
-        c._native.counts("q")
-    # A coroutine made outside the loop works inside one.
-    assert asyncio.run(c.counts("q")).pending == 0
+        c._aclose()  # a loop future: only inside a running loop (and still open)
+    # A verb answers a coroutine, which starts the call when first awaited:
+    # one made outside the loop works inside one.
+    coro = c.counts("q")
+    assert asyncio.iscoroutine(coro)
+    assert asyncio.run(coro).pending == 0
+    # create_task takes it (it wants a coroutine, not any awaitable).
+    async def tasked() -> int:
+        return (await asyncio.create_task(c.counts("q"))).pending
+    assert asyncio.run(tasked()) == 0
 
 
 EXIT_SCRIPT = """

@@ -33,9 +33,9 @@ def keyspace(raw) -> set:  # type: ignore[no-untyped-def]
 def test_invalid_queue_names(c6, empty, bad):
     calls = [
         lambda: c6.enqueue(bad, b"x"),
-        lambda: c6.enqueue_with_id(bad, echomq.mint_job_id(), b"x"),
-        lambda: c6.enqueue_at(bad, b"x", 1),
-        lambda: c6.enqueue_in(bad, b"x", 1),
+        lambda: c6.enqueue(bad, b"x", id=echomq.mint_job_id()),
+        lambda: c6.enqueue(bad, b"x", run_at_ms=1),
+        lambda: c6.enqueue(bad, b"x", delay_ms=1),
         lambda: c6.enqueue_many(bad, [b"x"]),
         lambda: c6.claim(bad, 1000),
         lambda: c6.claim_many(bad, 2, 1000),
@@ -64,7 +64,7 @@ def test_invalid_queue_names(c6, empty, bad):
 @pytest.mark.parametrize("bad", BAD_IDS)
 def test_invalid_ids(c6, empty, bad):
     for call in [
-        lambda: c6.enqueue_with_id("q", bad, b"x"),
+        lambda: c6.enqueue("q", b"x", id=bad),
         lambda: c6.complete("q", bad, 1),
         lambda: c6.complete_many("q", [(echomq.mint_job_id(), 1), (bad, 1)]),
         lambda: c6.retry("q", bad, 1, 0, 1, "e"),
@@ -86,9 +86,9 @@ def test_wrong_payload_types_raise_type_error(c6, empty, payload):
     with pytest.raises(TypeError):
         c6.enqueue("q", payload)
     with pytest.raises(TypeError):
-        c6.enqueue_with_id("q", echomq.mint_job_id(), payload)
+        c6.enqueue("q", payload, id=echomq.mint_job_id())
     with pytest.raises(TypeError):
-        c6.enqueue_in("q", payload, 10)
+        c6.enqueue("q", payload, delay_ms=10)
     with pytest.raises(TypeError):
         # A valid payload first: still nothing is sent.
         c6.enqueue_many("q", [b"fine", payload])

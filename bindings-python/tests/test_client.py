@@ -44,8 +44,8 @@ def test_payload_types_round_trip_as_bytes(client, queue):
 
 def test_duplicate_enqueue_leaves_the_row_untouched(client, raw, queue, keys):
     id = echomq.mint_job_id()
-    assert client.enqueue_with_id(queue, id, "first").duplicate is False
-    again = client.enqueue_with_id(queue, id, "second")
+    assert client.enqueue(queue, "first", id=id).duplicate is False
+    again = client.enqueue(queue, "second", id=id)
     assert again.duplicate is True and again.id == id
     assert raw.hget(keys.job(id), "payload") == b"first"
     assert raw.zcard(keys.pending) == 1
@@ -53,7 +53,7 @@ def test_duplicate_enqueue_leaves_the_row_untouched(client, raw, queue, keys):
 
 def test_foreign_namespace_is_refused_with_kind_error(client, raw, queue, keys):
     with pytest.raises(echomq.KindError) as info:
-        client.enqueue_with_id(queue, "ORD0NgWEfAEJfs", b"x")
+        client.enqueue(queue, b"x", id="ORD0NgWEfAEJfs")
     assert info.value.code == "EMQKIND"
     assert isinstance(info.value, echomq.EchoMQError)
     assert not raw.exists(keys.job("ORD0NgWEfAEJfs"))
@@ -89,7 +89,7 @@ def test_counts(client, queue):
     for i in range(3):
         client.enqueue(queue, str(i))
     client.claim(queue, 10_000)
-    client.enqueue_in(queue, b"later", 60_000)
+    client.enqueue(queue, b"later", delay_ms=60_000)
     c = client.counts(queue)
     assert (c.pending, c.active, c.scheduled, c.dead, c.completed, c.failed) == (2, 1, 1, 0, 0, 0)
     assert repr(c) == "Counts(pending=2, active=1, scheduled=1, dead=0, completed=0, failed=0)"
@@ -203,10 +203,10 @@ def test_many_verbs_give_one_verdict_per_item(client, raw, queue, keys):
 
 def test_schedule_pause_browse_remove(client, raw, queue, keys):
     now = int(raw.time()[0]) * 1000
-    at = client.enqueue_at(queue, b"at", now + 60_000)
+    at = client.enqueue(queue, b"at", run_at_ms=now + 60_000)
     assert raw.zscore(keys.schedule, at.id) == now + 60_000
     assert raw.hget(keys.job(at.id), "state") == b"scheduled"
-    later = client.enqueue_in(queue, b"in", 30_000)
+    later = client.enqueue(queue, b"in", delay_ms=30_000)
     assert client.browse(queue, "schedule") == [later.id, at.id]
     assert client.browse(queue, "schedule", range=(now, now + 45_000)) == [later.id]
 

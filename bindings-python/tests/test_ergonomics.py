@@ -65,8 +65,8 @@ def test_enqueue_keywords_schedule_by_time_delay_and_id(client, raw, queue, keys
     with pytest.raises(echomq.InvalidArgumentError):
         q.enqueue(b"w", run_at_ms=1, delay_ms=1)
     assert raw.zcard(keys.schedule) == 3 and raw.zcard(keys.pending) == 0
-    # The old shapes stay.
-    assert not client.enqueue_in(queue, b"v", timedelta(seconds=1)).duplicate
+    # The client's form takes the same keywords.
+    assert not client.enqueue(queue, b"v", delay_ms=timedelta(seconds=1)).duplicate
 
 
 def test_negative_integers_are_invalid_arguments_not_overflow(client, queue):

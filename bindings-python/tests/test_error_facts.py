@@ -155,7 +155,7 @@ def _py_params(fn: Callable[..., Any]) -> List[Tuple[str, str, bool]]:
 def _known(ctx: Dict[str, Any]) -> Dict[str, Any]:
     """A valid value for each parameter name the callables use."""
     return {
-        "queue": ctx["queue"], "id": ctx["id"], "payload": b"x", "payloads": [b"x"],
+        "queue": ctx["queue"], "id": ctx["id"], "payload": b"x", "items": [b"x"],
         "jobs": [(ctx["id"], 1)], "name": "n", "line": "l", "error": "e", "set": "pending",
         "value": 1, "handler": lambda job: None, "client": ctx["client"], "text": "x",
         "namespace": "JOB", "key": "k", "url": ctx["url"], "queues": [ctx["queue"]],
@@ -241,10 +241,10 @@ def test_minus_one_in_every_unsigned_parameter_is_invalid_argument(client, redis
                     for (owner, n), p in stubs.items() if owner == "" and hasattr(echomq, n)]
             plan.append(("echomq.Worker", "Worker", echomq.Worker, _py_params(echomq.Worker)))
             plan += _callables(client, "Client", "Client", stubs)
-            plan += _callables(client.queue(queue), "Queue", "Queue", stubs)
+            plan += _callables(client.queue(queue), "Queue", "NativeQueue", stubs)
             plan += _callables(job, "Job", "Job", stubs)
-            plan += _callables(aclient, "AsyncClient", "AsyncClient", stubs)
-            plan += _callables(aclient.queue(queue), "AsyncQueue", "AsyncQueue", stubs)
+            plan += _callables(aclient, "AsyncClient", "NativeAsyncClient", stubs)
+            plan += _callables(aclient.queue(queue), "AsyncQueue", "NativeAsyncQueue", stubs)
             for label, fn_name, fn, params in plan:
                 c = aclient if label.startswith("Async") else client
                 for target in _targets(fn_name, params):

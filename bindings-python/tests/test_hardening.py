@@ -235,7 +235,7 @@ def test_a_cut_batch_raises_partial_batch_with_per_item_states(
         assert "written" in states and states <= {"written", "not_written", "unknown"}
         for item_id, state in items:
             if state != "written":
-                c.enqueue_with_id(queue, item_id, b"x" * 2000)
+                c.enqueue(queue, b"x" * 2000, id=item_id)
         assert c.counts(queue).pending == len(payloads)
         return
     pytest.fail("no batch was cut in five attempts")

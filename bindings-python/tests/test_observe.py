@@ -292,7 +292,7 @@ def test_metrics_parse_and_equal_counts(client, queue) -> None:  # type: ignore[
 
     for p in ("a", "b", "bad"):
         client.enqueue(queue, p)
-    client.enqueue_in(queue, b"later", 60000)
+    client.enqueue(queue, b"later", delay_ms=60000)
 
     def handler(job: echomq.Job) -> None:
         if job.payload == b"bad":

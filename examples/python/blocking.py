@@ -29,9 +29,10 @@ def main() -> None:
         later = emails.enqueue(b"reminder", delay_ms=timedelta(hours=1))
         print("scheduled", later.id)
 
-        # Many at once: one verdict per payload, in input order.
+        # Many at once, one pipeline: each item a payload or (payload, options),
+        # the options enqueue's keywords; one verdict per item, in input order.
         verdicts: List[Union[echomq.Enqueued, echomq.EchoMQError]] = emails.enqueue_many(
-            [b"a", b"b"]
+            [b"a", (b"b", {"delay_ms": 60_000}), (b"c", {"dedup_id": "digest-1"})]
         )
         print("batch:", [v.id if isinstance(v, echomq.Enqueued) else v for v in verdicts])
 

@@ -76,7 +76,7 @@ from ._native import (
     queue_key,
     slot,
 )
-from ._queue import AsyncQueue, Duration, Queue, Time
+from ._queue import AsyncQueue, Duration, EnqueueItem, EnqueueOptions, Queue, Time
 from ._aio import AsyncClient, connect_async
 from ._worker import WORKER_EVENTS, Handler, Worker
 
@@ -87,6 +87,8 @@ __all__ = [
     "AsyncClient",
     "AsyncQueue",
     "Duration",
+    "EnqueueItem",
+    "EnqueueOptions",
     "Queue",
     "Time",
     "BundleMismatch",

@@ -93,9 +93,8 @@ class Worker:
         self._async = _is_async(handler)
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._handle_signals = handle_signals
-        native_client = client._native if isinstance(client, AsyncClient) else client
         self._native = _native.NativeWorker(
-            native_client,
+            client,
             queue,
             self._call_async_batch if self._async else handler,
             concurrency=concurrency,
