@@ -224,3 +224,16 @@ for (const [form, enqueueMany] of Object.entries(MANY)) {
     assert.deepEqual(await enqueueMany(q, []), [])
   })
 }
+
+for (const [form, enqueue] of Object.entries(FORMS)) {
+  test(`${form}: exists answers whether the row is there (the recipe's verb)`, async () => {
+    const q = uniqueQueue(form)
+    const ask = (id) => (form === 'client' ? client.exists(q, id) : client.queue(q).exists(id))
+    const e = await enqueue(q, 'x')
+    assert.equal(await raw.cmd('EXISTS', `emq:{${q}}:job:${e.id}`), 1)
+    assert.equal(await ask(e.id), true)
+    await raw.cmd('DEL', `emq:{${q}}:job:${e.id}`)
+    assert.equal(await ask(e.id), false)
+    await refused(ask('not an id'), ErrorCode.INVALID_ID)
+  })
+}

@@ -467,6 +467,11 @@ surface! {
                 Some(r) => obj(py, JobInfo::new(py, r)),
                 None => none(py, ()),
             };
+        /// Whether job `id`'s row exists (in any state).
+        wait fn exists(id: String)
+            sig (id)
+            call c.exists(queue, &id);
+            into plain obj;
         wait fn browse(
             set: String,
             newest_first: bool,

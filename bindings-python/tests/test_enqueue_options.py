@@ -47,6 +47,11 @@ class Target:
     def enqueue_many(self, items: Any) -> List[Any]:
         return list(self._run("enqueue_many", items))
 
+    def exists(self, id: str) -> bool:
+        out = self._run("exists", id)
+        assert isinstance(out, bool)
+        return out
+
 
 @pytest.fixture(scope="module")
 def loop() -> Iterator[asyncio.AbstractEventLoop]:
@@ -239,3 +244,14 @@ def test_plain_payload_lists_still_work(target, raw, keys):
 def test_a_single_payload_is_not_a_batch(target):
     with pytest.raises(TypeError):
         target.enqueue_many(b"not a list")
+
+
+def test_exists_answers_whether_the_row_is_there(target, raw, keys):  # type: ignore[no-untyped-def]
+    """exists(queue, id): the verb CONTRIBUTING's recipe adds, on all four classes."""
+    e = target.enqueue(b"x")
+    assert raw.exists(keys.job(e.id)) == 1
+    assert target.exists(e.id) is True
+    raw.delete(keys.job(e.id))
+    assert target.exists(e.id) is False
+    with pytest.raises(echomq.InvalidIdError):
+        target.exists("not an id")

@@ -21,7 +21,7 @@ def main() -> None:
     held = client.claim(queue, 600_000)
     assert held is not None and held.id == active
     pending = [client.enqueue(queue, json.dumps({"order": i})).id for i in range(3)]
-    scheduled = [client.enqueue_in(queue, b"later", 3_600_000).id]
+    scheduled = [client.enqueue(queue, b"later", delay_ms=3_600_000).id]
     print(json.dumps({"pending": pending, "scheduled": scheduled, "dead": dead, "active": active}))
 
 

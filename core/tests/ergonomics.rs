@@ -284,3 +284,21 @@ async fn a_row_in_a_state_another_runtime_wrote_reads_as_unknown() {
     assert_eq!(row.state.to_string(), "awaiting_children");
     assert_eq!(row.payload, b"parent".to_vec());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exists_answers_whether_the_row_is_there() {
+    let server = Server::start();
+    let client = connect(&server).await;
+    let q = client.queue("ex").unwrap();
+    let e = q.enqueue("x", EnqueueOptions::default()).await.unwrap();
+    assert!(q.exists(e.id.as_str()).await.unwrap());
+    let _: () = redis::cmd("DEL")
+        .arg(format!("emq:{{ex}}:job:{}", e.id))
+        .query(&mut server.raw())
+        .unwrap();
+    assert!(!client.exists("ex", e.id.as_str()).await.unwrap());
+    assert_eq!(
+        client.exists("ex", "not an id").await.unwrap_err().kind(),
+        ErrorKind::InvalidId
+    );
+}

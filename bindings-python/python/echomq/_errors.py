@@ -223,7 +223,7 @@ class PartialBatchError(EchoMQError):
     """A batch (``enqueue_many``) lost its connection part way. ``.items`` is
     one ``(id, state)`` per payload, in order, with state ``"written"``,
     ``"not_written"`` or ``"unknown"``: resend every item not written with
-    ``enqueue_with_id(queue, id, payload)`` (exact: a written one answers
+    ``enqueue(queue, payload, id=id)`` (exact: a written one answers
     ``duplicate``)."""
 
     code = "EMQ_PARTIAL_BATCH"

@@ -91,7 +91,7 @@ def main() -> None:
                         "lines": [{"sku": f"SKU-{rng.randint(100, 999)}", "qty": rng.randint(1, 3)}],
                         "amount_cents": rng.randint(500, 90_000), "currency": "EUR"}))
             for _ in range(rng.randint(0, 2)):
-                client.enqueue_in("emails", json.dumps({"template": "reminder", "n": n}), delay_ms=rng.randint(60_000, 7_200_000))
+                client.enqueue("emails", json.dumps({"template": "reminder", "n": n}), delay_ms=rng.randint(60_000, 7_200_000))
             time.sleep(0.4)
         for w, _ in workers:
             w.stop()

@@ -77,7 +77,7 @@ def id_minted_ago(ago_ms: int) -> str:
 
 def dead_job_with_id(client: echomq.Client, queue: str, job_id: str, error: str) -> str:
     """`dead_job` under a given id (the queue must hold no other pending job)."""
-    client.enqueue_with_id(queue, job_id, b"old")
+    client.enqueue(queue, b"old", id=job_id)
     job = client.claim(queue, lease_ms=30_000)
     assert job is not None and job.id == job_id
     assert client.retry(queue, job.id, job.token, delay_ms=0, max_attempts=1, error=error) == "dead"
@@ -102,8 +102,8 @@ def test_overview_shows_the_right_counts(client: echomq.Client, start_dashboard:
     q = "ov-orders"
     for i in range(5):
         client.enqueue(q, f"order {i}")
-    client.enqueue_in(q, "later", delay_ms=3_600_000)
-    client.enqueue_in(q, "later", delay_ms=3_600_000)
+    client.enqueue(q, "later", delay_ms=3_600_000)
+    client.enqueue(q, "later", delay_ms=3_600_000)
     dead_job(client, q, b"bad", "declined")
     assert client.claim(q, lease_ms=600_000) is not None  # one active
     client.enqueue("ov-emails", "hello")
@@ -419,7 +419,7 @@ def test_lists_are_paged_on_the_server_and_filtered_by_time(
         client: echomq.Client, start_dashboard: StartDashboard, page: WebDriver) -> None:
     q = "paging"
     ids = [client.enqueue(q, f"job {i}").id for i in range(30)]
-    later = client.enqueue_at(q, "later", 4_102_444_800_000).id  # 2100-01-01
+    later = client.enqueue(q, "later", run_at_ms=4_102_444_800_000).id  # 2100-01-01
     d = start_dashboard(q)
     page.get(f"{d.base}/#/queue/{q}")
     assert text_of(page, "#range") == "1–25 of 30"
@@ -598,7 +598,7 @@ def test_drain_from_the_page_keeps_active_jobs_and_scheduled_unless_asked(
     job = client.claim(q, lease_ms=600_000)
     assert job is not None and job.id == active
     pending = [client.enqueue(q, f"waiting {i}").id for i in range(3)]
-    scheduled = [client.enqueue_in(q, "later", delay_ms=3_600_000).id for _ in range(2)]
+    scheduled = [client.enqueue(q, "later", delay_ms=3_600_000).id for _ in range(2)]
     keys = {name: f"emq:{{{q}}}:{name}" for name in ("pending", "schedule", "active")}
     d = start_dashboard(q)
     page.get(f"{d.base}/#/queue/{q}")

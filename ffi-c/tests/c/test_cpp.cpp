@@ -217,6 +217,8 @@ static void client_verbs(const echomq::Client& client) {
     CHECK(info && info->state == EMQ_STATE_DEAD && info->last_error == std::string("boom"));
     CHECK(info && info->attempts == 1 && info->payload.size() == 4);
     CHECK(!client.job(q, echomq::mint_job_id()).has_value());
+    CHECK(client.exists(q, jobs[0].id()) && !client.exists(q, echomq::mint_job_id()));
+    CHECK(throws<echomq::InvalidIdError>([&] { client.exists(q, "not an id"); }, EMQ_ERR_INVALID_ID));
     client.requeue_dead(q, jobs[0].id());
     CHECK(throws<echomq::NotDeadError>([&] { client.requeue_dead(q, jobs[0].id()); },
                                        EMQ_ERR_NOT_DEAD));

@@ -264,6 +264,10 @@ static void test_enqueue_claim_complete(void) {
     char line[256];
     redis(g_url, line, sizeof line, "HGET 'emq:{t.basic}:job:%s' state", receipt.id);
     CHECK(strcmp(line, "pending") == 0);
+    bool there = false;
+    CHECK(ok(emq_exists(c, "t.basic", receipt.id, &there, &err), err) && there);
+    CHECK(emq_exists(c, "t.basic", "not an id", &there, NULL) == EMQ_ERR_INVALID_ID);
+    CHECK(emq_exists(c, "t.basic", receipt.id, NULL, NULL) == EMQ_ERR_NULL_POINTER);
 
     emq_job *job = NULL;
     CHECK(ok(emq_claim(c, "t.basic", 30000, &job, &err), err));
@@ -275,6 +279,7 @@ static void test_enqueue_claim_complete(void) {
     CHECK(ok(emq_complete(c, "t.basic", job->id, job->token, &err), err));
     redis(g_url, line, sizeof line, "EXISTS 'emq:{t.basic}:job:%s'", receipt.id);
     CHECK(strcmp(line, "0") == 0);
+    CHECK(ok(emq_exists(c, "t.basic", receipt.id, &there, &err), err) && !there);
     redis(g_url, line, sizeof line, "ZCARD 'emq:{t.basic}:active'");
     CHECK(strcmp(line, "0") == 0);
     emq_job_info *row = (emq_job_info *)1;
