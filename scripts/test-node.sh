@@ -39,4 +39,4 @@ npm test
 ensure_valkey
 say "node: the wire-facing tests against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
 EMQ_TEST_SERVER="$VALKEY_SERVER" node --test --test-concurrency=1 \
-  test/{core,admin,job-features,repeat,progress,durable,error-kinds}.test.js
+  test/{core,admin,job-features,repeat,progress,durable,error-kinds,enqueue}.test.js

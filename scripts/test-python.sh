@@ -40,4 +40,4 @@ fi
 ensure_valkey
 say "python: pytest (the wire-facing files) against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
 EMQ_TEST_SERVER="$VALKEY_SERVER" "$PY" -m pytest -p no:cacheprovider --timeout 300 -q -rfE \
-  bindings-python/tests/test_{client,async,admin,job_features,repeat,progress_results,durable,error_kinds}.py
+  bindings-python/tests/test_{client,async,admin,job_features,repeat,progress_results,durable,error_kinds,enqueue_options}.py
