@@ -36,6 +36,10 @@ say "dist: the release artefacts (scripts/dist.sh; the Python suite tests this w
 bash scripts/dist.sh
 EMQ_WHEEL=$(ls "$ROOT"/dist/echomq-"$(workspace_version)"-cp39-abi3-*manylinux2014_x86_64*.whl)
 export EMQ_WHEEL
+# One venv with that wheel for every suite below (scripts/python-env.sh).
+shared_venv_dir="$(mktemp -d)"
+trap 'rm -rf "$shared_venv_dir"' EXIT
+export EMQ_SHARED_VENV="$shared_venv_dir/venv"
 
 # snippets runs after node: the addon and the C library are built by then.
 for suite in c python cli cluster node snippets dashboard bench-smoke dist; do
