@@ -93,7 +93,7 @@ end, n = time.monotonic() + seconds, 0
 while time.monotonic() < end:
     payload = "py-%d" % n
     try:
-        client.enqueue(queues[n % len(queues)], payload.encode(), Default::default())
+        client.enqueue(queues[n % len(queues)], payload.encode())
         print("ok", payload, flush=True)
     except echomq.NotDurableError:
         print("nd", payload, flush=True)
