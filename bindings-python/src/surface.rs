@@ -161,9 +161,12 @@ macro_rules! sync_call {
         let $c = $blocking;
         $py.detach_or_park(|| $call)
     }};
+    // Not `async move`: the arguments (payloads backed by Python objects)
+    // must be dropped after the GIL is back, never on a detached thread,
+    // where pyo3 defers the decref under a lock a fork() can inherit held.
     (@run wait, $blocking:ident, $py:ident, $c:ident, $call:expr) => {{
         let $c = $blocking.as_async();
-        $py.detach_or_park(|| echomq::runtime::runtime().block_on(async move { $call.await }))
+        $py.detach_or_park(|| echomq::runtime::runtime().block_on(async { $call.await }))
     }};
     (@conv plain, $async:expr, $queue:ident, $py:ident, $c:ident, $value:ident, $conv:expr) => {
         ($conv)($py, $value)
@@ -359,7 +362,7 @@ surface! {
                 let payload = crate::types::payload(&payload)?;
                 let options = enqueue_options(id, run_at_ms, delay_ms, dedup_id, dedup_ttl_ms);
             }
-            call c.enqueue(queue, payload, options);
+            call c.enqueue(queue, &payload, options);
             into plain enqueued;
         /// Enqueue a batch in one pipeline: each item a payload, or a
         /// `(payload, options)` tuple whose dict holds `enqueue`'s keywords.

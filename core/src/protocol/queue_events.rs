@@ -23,6 +23,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
+
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -161,8 +163,16 @@ pub const CLOSE_FLUSH: Duration = Duration::from_secs(1);
 pub(crate) struct Publisher {
     enabled: bool,
     transport: Arc<Transport>,
-    task: Mutex<Task>,
+    task: ArcSwap<ProcessTask>,
     unheard: Unheard,
+}
+
+/// The task state of one process. A forked child gets a fresh one (see
+/// [`Publisher::task`]): a parent thread may have held the lock at fork(),
+/// and no thread of the child would ever release it.
+struct ProcessTask {
+    pid: u32,
+    task: Mutex<Task>,
 }
 
 /// The publisher task's state, as the verbs see it.
@@ -266,7 +276,10 @@ impl Publisher {
         Publisher {
             enabled,
             transport,
-            task: Mutex::new(Task::Idle),
+            task: ArcSwap::from_pointee(ProcessTask {
+                pid: std::process::id(),
+                task: Mutex::new(Task::Idle),
+            }),
             unheard: Unheard::default(),
         }
     }
@@ -282,8 +295,35 @@ impl Publisher {
         })
     }
 
+    /// This process's task state. Found without a lock; in a forked child
+    /// the parent's state is replaced once (a client closed before the fork
+    /// stays closed, when its lock can be read).
+    fn task(&self) -> Arc<ProcessTask> {
+        let pid = std::process::id();
+        let current = self.task.load_full();
+        if current.pid == pid {
+            return current;
+        }
+        let closed = matches!(current.task.try_lock().as_deref(), Ok(Task::Closed(_)));
+        let fresh = Arc::new(ProcessTask {
+            pid,
+            task: Mutex::new(if closed {
+                Task::Closed(None)
+            } else {
+                Task::Idle
+            }),
+        });
+        let previous = self.task.compare_and_swap(&current, fresh.clone());
+        if Arc::ptr_eq(&previous, &current) {
+            fresh
+        } else {
+            self.task.load_full() // another thread of the child replaced it first
+        }
+    }
+
     fn enqueue(&self, messages: Vec<Message>) {
-        let mut task = self.task.lock().unwrap_or_else(|p| p.into_inner());
+        let state = self.task();
+        let mut task = state.task.lock().unwrap_or_else(|p| p.into_inner());
         let pid = std::process::id();
         match &*task {
             Task::Running { pid: owner, tx, .. } if *owner == pid && !tx.is_closed() => {}
@@ -327,7 +367,8 @@ impl Publisher {
     /// task send what it holds on `last` (the connection that was live) for
     /// at most [`CLOSE_FLUSH`].
     pub(crate) fn close(&self, last: Option<Conn>) {
-        let mut task = self.task.lock().unwrap_or_else(|p| p.into_inner());
+        let state = self.task();
+        let mut task = state.task.lock().unwrap_or_else(|p| p.into_inner());
         let drain = match std::mem::replace(&mut *task, Task::Closed(None)) {
             Task::Running { pid, tx, drain } if pid == std::process::id() && !tx.is_closed() => {
                 drain.arm(last);
@@ -343,7 +384,9 @@ impl Publisher {
     /// Is a closed client's task still sending what it held? (Nothing to wait
     /// for otherwise: never started, a forked child's copy, or done.)
     pub(crate) fn flushing(&self) -> bool {
-        match &*self.task.lock().unwrap_or_else(|p| p.into_inner()) {
+        let state = self.task();
+        let task = state.task.lock().unwrap_or_else(|p| p.into_inner());
+        match &*task {
             Task::Closed(Some(drain)) => !drain.done.load(Ordering::Acquire),
             _ => false,
         }
@@ -352,9 +395,13 @@ impl Publisher {
     /// Ready once the task started before close has sent what it held, or
     /// [`CLOSE_FLUSH`] after close; at once if there was nothing to send.
     pub(crate) async fn closed(&self) {
-        let drain = match &*self.task.lock().unwrap_or_else(|p| p.into_inner()) {
-            Task::Closed(drain) => drain.clone(),
-            _ => None,
+        let drain = {
+            let state = self.task();
+            let task = state.task.lock().unwrap_or_else(|p| p.into_inner());
+            match &*task {
+                Task::Closed(drain) => drain.clone(),
+                _ => None,
+            }
         };
         if let Some(drain) = drain {
             drain.finished().await;
