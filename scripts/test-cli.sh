@@ -11,8 +11,10 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 PY=$(bash scripts/python-env.sh --venv "$work/venv")
 
-say "cli: emq --version from a fresh venv (pip install ./bindings-python)"
-"$work/venv/bin/emq" --version
+# Under scripts/test.sh the venv is the shared one (EMQ_SHARED_VENV), so the
+# console script lives beside the interpreter python-env.sh printed.
+say "cli: emq --version from the venv pip installed ./bindings-python into"
+"$(dirname "$PY")/emq" --version
 
 say "cli: cargo test -p echomq-cli (the emq binary against real redis-servers)"
 EMQ_TEST_PYTHON="$PY" cargo test -p echomq-cli
