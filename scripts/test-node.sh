@@ -38,5 +38,5 @@ npm test
 # starts $EMQ_TEST_SERVER. The slow process and lifecycle files run on Redis only.
 ensure_valkey
 say "node: the wire-facing tests against $(server_version "$VALKEY_SERVER") (EMQ_TEST_SERVER)"
-EMQ_TEST_SERVER="$VALKEY_SERVER" node --test --test-concurrency=1 \
+EMQ_TEST_SERVER="$VALKEY_SERVER" node --test --test-concurrency=1 --test-timeout=300000 \
   test/{core,admin,job-features,repeat,progress,durable,error-kinds,enqueue}.test.js

@@ -2,7 +2,7 @@
 'use strict'
 const { test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { startRedis, hash, sleep, uniqueQueue } = require('./helpers')
+const { startRedis, hash, waitFor, uniqueQueue } = require('./helpers')
 const emq = require('..')
 
 const { ErrorCode } = emq
@@ -179,7 +179,10 @@ test('reap returns a lapsed lease; extend answers EMQ_LEASE_LOST; the zombie is 
   const q = uniqueQueue()
   const e = await client.enqueue(q, 'job')
   const job = await client.claim(q, 30)
-  await sleep(80)
+  // The lease lapses when the server's clock passes its deadline (the score
+  // in active): wait for that state, not for a guessed number of ms.
+  const deadline = await score(q, 'active', e.id)
+  await waitFor(async () => (await serverMs()) > deadline, 10_000, 'the lease deadline to pass')
   assert.equal(await client.reap(q, 100), 1)
   const r = await row(q, e.id)
   assert.equal(r.state, 'pending')

@@ -55,7 +55,15 @@ test('a client works inside a worker thread, and the main thread keeps its own',
   const thread = new Thread(code, { eval: true, workerData: { pkg: PKG, url: server.url, q } })
   // Listen for 'exit' before awaiting the message: both can arrive in one
   // turn of the loop, and a listener attached after 'exit' waits forever.
-  const exited = new Promise((resolve) => thread.once('exit', resolve))
+  // Bounded: a thread that never exits (a handle left ref-ed) fails the test.
+  let exitTimer
+  const exited = new Promise((resolve, reject) => {
+    thread.once('exit', (c) => (clearTimeout(exitTimer), resolve(c)))
+    exitTimer = setTimeout(() => {
+      thread.terminate()
+      reject(new Error('the thread did not exit within 30 s of closing its client'))
+    }, 30000)
+  })
   const msg = await new Promise((resolve, reject) => {
     thread.once('message', resolve)
     thread.once('error', reject)
