@@ -59,6 +59,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(helpers::protocol_version, m)?)?;
     m.add_function(wrap_pyfunction!(queue::check_queue, m)?)?;
     m.add_function(wrap_pyfunction!(surface::surface_verbs, m)?)?;
+    m.add_function(wrap_pyfunction!(surface::surface_stub_rows, m)?)?;
     m.add_function(wrap_pyfunction!(defaults::defaults, m)?)?;
     m.add_function(wrap_pyfunction!(option_schema::option_schema, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;

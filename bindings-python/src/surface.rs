@@ -11,9 +11,10 @@
 //!   queue handle, the name taken from the handle;
 //!
 //! and from each `client` row the first two. A verb added here is a verb of
-//! the four classes; its types go in `python/echomq/_native.pyi` (the one
-//! other file a verb touches on the Python side; tests/test_parity.py fails
-//! when the two disagree).
+//! the four classes. Its `py` clause is its typing (Python parameters after
+//! `queue`, and the return type): `python/echomq/_native.pyi`'s verbs are
+//! rendered from those clauses and the doc lines (regenerate with
+//! `EMQ_BLESS=1 pytest tests/test_stub.py`; the test fails when they drift).
 //!
 //! `direct` runs an enqueue the low-latency way: the blocking client's own
 //! path (its caller's thread) and the core's caller thread for asyncio
@@ -237,6 +238,7 @@ macro_rules! surface {
                 $(#[doc = $qdoc:literal])*
                 $qhow:ident fn $q:ident ( $( $qa:ident : $qt:ty ),* $(,)? )
                     sig ( $($qsig:tt)* )
+                    py $qpy:literal -> $qret:literal
                     $( prep { $($qprep:tt)* } )?
                     call $qcall:expr ;
                     into $qkind:ident $qconv:expr ;
@@ -247,6 +249,7 @@ macro_rules! surface {
                 $(#[doc = $cdoc:literal])*
                 $chow:ident fn $cl:ident ( $( $ca:ident : $ct:ty ),* $(,)? )
                     sig ( $($csig:tt)* )
+                    py $cpy:literal -> $cret:literal
                     $( prep { $($cprep:tt)* } )?
                     call $ccall:expr ;
                     into $ckind:ident $cconv:expr ;
@@ -257,6 +260,13 @@ macro_rules! surface {
         pub const QUEUE_VERBS: &[&str] = &[$(stringify!($q)),*];
         /// The verbs of the clients only.
         pub const CLIENT_VERBS: &[&str] = &[$(stringify!($cl)),*];
+        /// Each verb's typing for `_native.pyi`: its name, whether it takes a
+        /// queue, its Python parameters (after `queue`), its return type and
+        /// its doc lines. tests/test_stub.py renders the stub's verbs from it.
+        pub const STUB_ROWS: &[StubRow] = &[
+            $( (stringify!($q), true, $qpy, $qret, &[$($qdoc),*]), )*
+            $( (stringify!($cl), false, $cpy, $cret, &[$($cdoc),*]), )*
+        ];
 
         #[pymethods]
         impl Client {
@@ -345,9 +355,9 @@ surface! {
     |py, c, queue|
     queue {
         // ---- produce ----
-        /// Enqueue now, or later with `run_at_ms` (int unix ms or datetime) or
-        /// `delay_ms` (int ms or timedelta); under a chosen `id`, or
-        /// deduplicated by `dedup_id` (for `dedup_ttl_ms`).
+        /// Enqueue now, or later (``run_at_ms`` or ``delay_ms``, not both), under a
+        /// minted id or the given ``id``; or deduplicated by ``dedup_id`` for
+        /// ``dedup_ttl_ms`` (not with the others).
         direct fn enqueue(
             payload: Bound<'py, PyAny>,
             id: Option<String>,
@@ -358,18 +368,21 @@ surface! {
         )
             sig (payload, *, id=None, run_at_ms=None, delay_ms=None, dedup_id=None,
                 dedup_ttl_ms=None)
+            py "payload: _Payload, *, id: Optional[str] = None, \
+                run_at_ms: Optional[_Time] = None, delay_ms: Optional[_Duration] = None, \
+                dedup_id: Optional[str] = None, dedup_ttl_ms: Optional[_Duration] = None" -> "Enqueued"
             prep {
                 let payload = crate::types::payload(&payload)?;
                 let options = enqueue_options(id, run_at_ms, delay_ms, dedup_id, dedup_ttl_ms);
             }
             call c.enqueue(queue, &payload, options);
             into plain enqueued;
-        /// Enqueue a batch in one pipeline: each item a payload, or a
-        /// `(payload, options)` tuple whose dict holds `enqueue`'s keywords.
-        /// Every item is checked before anything is sent; one verdict per
-        /// item, in input order.
+        /// Enqueue a batch in one pipeline: each item a payload or ``(payload,
+        /// {enqueue's keywords})``; every item is checked before anything is
+        /// sent; one verdict per item, in input order.
         wait fn enqueue_many(items: Bound<'py, PyAny>)
             sig (items)
+            py "items: Iterable[EnqueueItem]" -> "List[Union[Enqueued, EchoMQError]]"
             prep { let items = crate::types::enqueue_items(&items)?; }
             call c.enqueue_many(queue, &items);
             into plain enqueue_verdicts;
@@ -377,6 +390,7 @@ surface! {
         // ---- claim and settle ----
         wait fn claim(lease_ms: Ms)
             sig (lease_ms)
+            py "lease_ms: _Duration" -> "Optional[Job]"
             call c.claim(queue, lease_ms.0);
             into held |py, job: Option<echomq::Job>| match job {
                 Some(j) => obj(py, Job::held(py, &j, c, queue)),
@@ -384,6 +398,7 @@ surface! {
             };
         wait fn claim_many(max: Count, lease_ms: Ms)
             sig (max, lease_ms)
+            py "max: int, lease_ms: _Duration" -> "List[Job]"
             call c.claim_many(queue, max.0, lease_ms.0);
             into held |py, jobs: Vec<echomq::Job>| {
                 let held = jobs
@@ -394,15 +409,17 @@ surface! {
             };
         wait fn complete(id: String, token: Count)
             sig (id, token)
+            py "id: str, token: int" -> "None"
             call c.complete(queue, &id, token.0);
             into plain none;
         wait fn complete_many(jobs: Bound<'py, PyAny>)
             sig (jobs)
+            py "jobs: Iterable[_IdToken]" -> "List[Optional[EchoMQError]]"
             prep { let jobs = id_tokens(&jobs)?; }
             call c.complete_many(queue, &as_refs(&jobs));
             into plain verdicts;
         /// Settle a failed attempt; omitted options take the core's defaults
-        /// (`delay_ms` 0, `max_attempts` 5, `error` empty).
+        /// (``delay_ms`` 0, ``max_attempts`` 5, ``error`` empty).
         wait fn retry(
             id: String,
             token: Count,
@@ -411,68 +428,82 @@ surface! {
             error: Option<String>,
         )
             sig (id, token, delay_ms=None, max_attempts=None, error=None)
+            py "id: str, token: int, delay_ms: Optional[_Duration] = None, \
+                max_attempts: Optional[int] = None, error: Optional[str] = None" -> "_Outcome"
             prep { let options = retry_options(delay_ms, max_attempts, error); }
             call c.retry_with(queue, &id, token.0, &options);
             into plain |py, outcome: echomq::RetryOutcome| obj(py, outcome.as_str());
         wait fn extend(id: String, token: Count, lease_ms: Ms)
             sig (id, token, lease_ms)
+            py "id: str, token: int, lease_ms: _Duration" -> "None"
             call c.extend(queue, &id, token.0, lease_ms.0);
             into plain none;
         wait fn extend_many(jobs: Bound<'py, PyAny>, lease_ms: Ms)
             sig (jobs, lease_ms)
+            py "jobs: Iterable[_IdToken], lease_ms: _Duration" -> "List[Optional[EchoMQError]]"
             prep { let jobs = id_tokens(&jobs)?; }
             call c.extend_many(queue, &as_refs(&jobs), lease_ms.0);
             into plain verdicts;
         wait fn rate_limit(id: String, token: Count, ms: Ms)
             sig (id, token, ms)
+            py "id: str, token: int, ms: _Duration" -> "None"
             call c.rate_limit(queue, &id, token.0, ms.0);
             into plain none;
-        /// The holder records how far job `id` got: any JSON-able value.
+        /// The holder records how far job ``id`` got (any JSON-able value).
         wait fn update_progress(id: String, token: Count, value: Bound<'py, PyAny>)
             sig (id, token, value)
+            py "id: str, token: int, value: object" -> "None"
             prep { let json = crate::progress::progress_json(&value)?; }
             call c.update_progress(queue, &id, token.0, &json);
             into plain none;
-        /// Append a line to job `id`'s log (the newest `max_lines` are
+        /// Append a line to job ``id``'s log (the newest ``max_lines`` are
         /// kept); answers the log's length.
         wait fn log(id: String, line: String, max_lines: Option<Count>)
             sig (id, line, max_lines=None)
+            py "id: str, line: str, max_lines: Optional[int] = None" -> "int"
             call c.log(queue, &id, &line, opt(max_lines));
             into plain obj;
 
         // ---- pumps ----
         wait fn promote(limit: Option<Count>)
             sig (limit=None)
+            py "limit: Optional[int] = None" -> "int"
             call c.promote(queue, opt(limit).unwrap_or(echomq::defaults::PUMP_LIMIT));
             into plain obj;
         wait fn reap(limit: Option<Count>)
             sig (limit=None)
+            py "limit: Optional[int] = None" -> "int"
             call c.reap(queue, opt(limit).unwrap_or(echomq::defaults::PUMP_LIMIT));
             into plain obj;
         wait fn reap_stalled(limit: Count, max_stalls: Count)
             sig (limit, max_stalls)
+            py "limit: int, max_stalls: int" -> "Reaped"
             call c.reap_stalled(queue, limit.0, max_stalls.0);
             into plain |py, r| obj(py, crate::stall::Reaped::from(r));
         wait fn fire_repeats(limit: Option<Count>)
             sig (limit=None)
+            py "limit: Optional[int] = None" -> "int"
             call c.fire_repeats(queue, opt(limit).unwrap_or(echomq::defaults::PUMP_LIMIT));
             into plain obj;
 
         // ---- inspect ----
         wait fn counts()
             sig ()
+            py "" -> "Counts"
             call c.counts(queue);
             into plain |py, n| obj(py, Counts::from(n));
         wait fn job(id: String)
             sig (id)
+            py "id: str" -> "Optional[JobInfo]"
             call c.job(queue, &id);
             into plain |py, row: Option<echomq::JobInfo>| match row {
                 Some(r) => obj(py, JobInfo::new(py, r)),
                 None => none(py, ()),
             };
-        /// Whether job `id`'s row exists (in any state).
+        /// Whether job ``id``'s row exists (in any state).
         wait fn exists(id: String)
             sig (id)
+            py "id: str" -> "bool"
             call c.exists(queue, &id);
             into plain obj;
         wait fn browse(
@@ -482,6 +513,8 @@ surface! {
             range: Option<(UnixMs, UnixMs)>,
         )
             sig (set, newest_first=false, limit=None, range=None)
+            py "set: _BrowseSet, newest_first: bool = False, limit: Optional[int] = None, \
+                range: Optional[Tuple[_Time, _Time]] = None" -> "List[str]"
             prep { let (set, range) = browse_args(&set, range.map(|(a, b)| (a.0, b.0)))?; }
             call c.browse(
                 queue,
@@ -493,79 +526,96 @@ surface! {
             into plain |py, ids: Vec<echomq::BrandedId>| {
                 obj(py, PyList::new(py, ids.iter().map(|i| i.as_str()))?)
             };
-        /// Lines `start..=end` of job `id`'s log (LRANGE indexes).
+        /// Lines ``start..=end`` of job ``id``'s log (LRANGE indexes).
         wait fn logs(id: String, start: i64, end: i64)
             sig (id, start=0, end=-1)
+            py "id: str, start: int = 0, end: int = -1" -> "List[str]"
             call c.logs(queue, &id, start, end);
             into plain obj;
-        /// The kept result of job `id`, or `None`.
+        /// The result a worker kept for job ``id`` (``keep_result_ms``), or ``None``.
         wait fn result(id: String)
             sig (id)
+            py "id: str" -> "Optional[bytes]"
             call c.result(queue, &id);
             into plain bytes_or_none;
-        /// Wait up to `timeout_ms` for job `id` to complete or go dead.
+        /// Wait for job ``id`` to complete or go dead (``TimeoutError`` after ``timeout_ms``).
         wait fn wait_for(id: String, timeout_ms: Ms)
             sig (id, timeout_ms)
+            py "id: str, timeout_ms: _Duration" -> "Settled"
             call c.wait_for(queue, &id, Duration::from_millis(timeout_ms.0));
             into plain |py, s| obj(py, crate::observe::Settled::from(s));
-        /// Wait up to `timeout_ms` for job `id`'s kept result.
+        /// Wait for job ``id``'s kept result: ``JobDeadError`` if it went dead,
+        /// ``JobGoneError`` if it has no row and no result, ``TimeoutError``.
         wait fn wait_for_result(id: String, timeout_ms: Ms)
             sig (id, timeout_ms)
+            py "id: str, timeout_ms: _Duration" -> "bytes"
             call c.wait_for_result(queue, &id, Duration::from_millis(timeout_ms.0));
             into plain |py, v: Vec<u8>| obj(py, PyBytes::new(py, &v));
         wait fn is_paused()
             sig ()
+            py "" -> "bool"
             call c.is_paused(queue);
             into plain obj;
         wait fn list_repeats()
             sig ()
+            py "" -> "List[Repeat]"
             call c.list_repeats(queue);
             into plain crate::repeat::repeat_list;
-        /// Subscribe to the queue's events on a connection of its own.
+        /// Subscribe to ``emq:{q}:events`` on a connection of its own.
         wait fn subscribe()
             sig ()
+            py "" -> "Subscription"
             call c.subscribe(queue);
             into plain crate::observe::native_subscription;
 
         // ---- operate ----
         wait fn pause()
             sig ()
+            py "" -> "None"
             call c.pause(queue);
             into plain none;
         wait fn resume()
             sig ()
+            py "" -> "None"
             call c.resume(queue);
             into plain none;
         wait fn set_concurrency(n: Count)
             sig (n)
+            py "n: int" -> "None"
             call c.set_concurrency(queue, n.0);
             into plain none;
         wait fn set_rate_limit(max: Count, per_ms: Ms)
             sig (max, per_ms)
+            py "max: int, per_ms: _Duration" -> "None"
             call c.set_rate_limit(queue, max.0, per_ms.0);
             into plain none;
         wait fn requeue_dead(id: String)
             sig (id)
+            py "id: str" -> "None"
             call c.requeue_dead(queue, &id);
             into plain none;
         wait fn requeue_all_dead(limit: Option<Count>)
             sig (limit=None)
+            py "limit: Optional[int] = None" -> "int"
             call c.requeue_all_dead(queue, opt(limit));
             into plain obj;
         wait fn remove(id: String)
             sig (id)
+            py "id: str" -> "None"
             call c.remove(queue, &id);
             into plain none;
         wait fn drain(include_scheduled: bool, limit: Option<Count>)
             sig (include_scheduled=false, limit=None)
+            py "include_scheduled: bool = False, limit: Optional[int] = None" -> "int"
             call c.drain(queue, include_scheduled, opt(limit));
             into plain obj;
         wait fn purge_dead(older_than_ms: Option<Ms>, limit: Option<Count>)
             sig (older_than_ms=None, limit=None)
+            py "older_than_ms: Optional[_Duration] = None, limit: Optional[int] = None" -> "int"
             call c.purge_dead(queue, opt(older_than_ms), opt(limit));
             into plain obj;
-        /// Create or update the repeatable job `name` (exactly one of
-        /// `every_ms` and `cron`; the checks are the core's).
+        /// Create or update the repeatable job ``name`` (exactly one of
+        /// ``every_ms`` and ``cron``; the checks are the core's).
         wait fn upsert_repeat(
             name: String,
             every_ms: Option<Ms>,
@@ -578,6 +628,10 @@ surface! {
         )
             sig (name, *, every_ms=None, cron=None, tz=None, payload=None, start_at=None,
                 end_at=None, limit=None)
+            py "name: str, *, every_ms: Optional[_Duration] = None, \
+                cron: Optional[str] = None, tz: Optional[str] = None, \
+                payload: Optional[_Payload] = None, start_at: Optional[_Time] = None, \
+                end_at: Optional[_Time] = None, limit: Optional[int] = None" -> "Repeat"
             prep {
                 let payload = match &payload {
                     Some(p) => crate::types::payload(p)?.as_ref().to_vec(),
@@ -596,20 +650,39 @@ surface! {
             into plain |py, r| obj(py, crate::repeat::Repeat::new(py, r));
         wait fn remove_repeat(name: String)
             sig (name)
+            py "name: str" -> "bool"
             call c.remove_repeat(queue, &name);
             into plain obj;
     }
     client {
         wait fn queues()
             sig ()
+            py "" -> "List[str]"
             call c.queues();
             into plain |py, names: Vec<String>| obj(py, PyList::new(py, names)?);
-        /// Prometheus text exposition for `queues`.
+        /// Prometheus text exposition for ``queues``.
         wait fn metrics_text(queues: Vec<String>)
             sig (queues)
+            py "queues: List[str]" -> "str"
             call c.metrics_text(&queues.iter().map(String::as_str).collect::<Vec<_>>());
             into plain |py, text: String| obj(py, PyString::new(py, &text));
     }
+}
+
+/// A verb's typing: `(name, takes a queue, parameters, return type, doc lines)`.
+type StubRow = (
+    &'static str,
+    bool,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
+
+/// The verbs' typings, in table order, for tests/test_stub.py (which renders
+/// the verbs of `_native.pyi`'s four classes from them).
+#[pyfunction]
+pub fn surface_stub_rows() -> Vec<StubRow> {
+    STUB_ROWS.to_vec()
 }
 
 /// The verb tables, for the parity test: `(queue verbs, client verbs)`.

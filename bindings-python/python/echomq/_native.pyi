@@ -205,7 +205,7 @@ class Client:
     def close(self) -> None: ...
     def queue(self, name: str) -> Queue: ...
     def bundle_mismatches(self) -> List[BundleMismatch]: ...
-    # ---- the verbs: one row each in src/surface.rs ----
+    # ---- the verbs: rendered from src/surface.rs (tests/test_stub.py) ----
     def enqueue(
         self,
         queue: str,
@@ -225,12 +225,17 @@ class Client:
         queue: str,
         items: Iterable[EnqueueItem],
     ) -> List[Union[Enqueued, EchoMQError]]:
-        """Each item a payload or ``(payload, {enqueue's keywords})``; every item is
-        checked before anything is sent; one verdict per item, in input order."""
+        """Enqueue a batch in one pipeline: each item a payload or ``(payload,
+        {enqueue's keywords})``; every item is checked before anything is
+        sent; one verdict per item, in input order."""
     def claim(self, queue: str, lease_ms: _Duration) -> Optional[Job]: ...
     def claim_many(self, queue: str, max: int, lease_ms: _Duration) -> List[Job]: ...
     def complete(self, queue: str, id: str, token: int) -> None: ...
-    def complete_many(self, queue: str, jobs: Iterable[_IdToken]) -> List[Optional[EchoMQError]]: ...
+    def complete_many(
+        self,
+        queue: str,
+        jobs: Iterable[_IdToken],
+    ) -> List[Optional[EchoMQError]]: ...
     def retry(
         self,
         queue: str,
@@ -253,22 +258,23 @@ class Client:
     def update_progress(self, queue: str, id: str, token: int, value: object) -> None:
         """The holder records how far job ``id`` got (any JSON-able value)."""
     def log(self, queue: str, id: str, line: str, max_lines: Optional[int] = None) -> int:
-        """Append a line to job ``id``'s log; answers the log's length."""
+        """Append a line to job ``id``'s log (the newest ``max_lines`` are
+        kept); answers the log's length."""
     def promote(self, queue: str, limit: Optional[int] = None) -> int: ...
     def reap(self, queue: str, limit: Optional[int] = None) -> int: ...
     def reap_stalled(self, queue: str, limit: int, max_stalls: int) -> Reaped: ...
     def fire_repeats(self, queue: str, limit: Optional[int] = None) -> int: ...
     def counts(self, queue: str) -> Counts: ...
     def job(self, queue: str, id: str) -> Optional[JobInfo]: ...
-    def exists(self, queue: str, id: str) -> bool: ...
+    def exists(self, queue: str, id: str) -> bool:
+        """Whether job ``id``'s row exists (in any state)."""
     def browse(
         self,
         queue: str,
         set: _BrowseSet,
         newest_first: bool = False,
         limit: Optional[int] = None,
-        range: Optional[Tuple[_Time,
-        _Time]] = None,
+        range: Optional[Tuple[_Time, _Time]] = None,
     ) -> List[str]: ...
     def logs(self, queue: str, id: str, start: int = 0, end: int = -1) -> List[str]:
         """Lines ``start..=end`` of job ``id``'s log (LRANGE indexes)."""
@@ -314,12 +320,14 @@ class Client:
         start_at: Optional[_Time] = None,
         end_at: Optional[_Time] = None,
         limit: Optional[int] = None,
-    ) -> Repeat: ...
+    ) -> Repeat:
+        """Create or update the repeatable job ``name`` (exactly one of
+        ``every_ms`` and ``cron``; the checks are the core's)."""
     def remove_repeat(self, queue: str, name: str) -> bool: ...
     def queues(self) -> List[str]: ...
     def metrics_text(self, queues: List[str]) -> str:
         """Prometheus text exposition for ``queues``."""
-
+    # ---- end of the rendered verbs ----
 
 def connect(
     url: Optional[str] = None,
@@ -363,7 +371,7 @@ class NativeAsyncClient:
         """Blocking (GIL released), for a caller outside a coroutine."""
     def _aclose(self) -> asyncio.Future[None]: ...
     def bundle_mismatches(self) -> List[BundleMismatch]: ...
-    # ---- the verbs: one row each in src/surface.rs ----
+    # ---- the verbs: rendered from src/surface.rs (tests/test_stub.py) ----
     async def enqueue(
         self,
         queue: str,
@@ -383,8 +391,9 @@ class NativeAsyncClient:
         queue: str,
         items: Iterable[EnqueueItem],
     ) -> List[Union[Enqueued, EchoMQError]]:
-        """Each item a payload or ``(payload, {enqueue's keywords})``; every item is
-        checked before anything is sent; one verdict per item, in input order."""
+        """Enqueue a batch in one pipeline: each item a payload or ``(payload,
+        {enqueue's keywords})``; every item is checked before anything is
+        sent; one verdict per item, in input order."""
     async def claim(self, queue: str, lease_ms: _Duration) -> Optional[Job]: ...
     async def claim_many(self, queue: str, max: int, lease_ms: _Duration) -> List[Job]: ...
     async def complete(self, queue: str, id: str, token: int) -> None: ...
@@ -415,22 +424,23 @@ class NativeAsyncClient:
     async def update_progress(self, queue: str, id: str, token: int, value: object) -> None:
         """The holder records how far job ``id`` got (any JSON-able value)."""
     async def log(self, queue: str, id: str, line: str, max_lines: Optional[int] = None) -> int:
-        """Append a line to job ``id``'s log; answers the log's length."""
+        """Append a line to job ``id``'s log (the newest ``max_lines`` are
+        kept); answers the log's length."""
     async def promote(self, queue: str, limit: Optional[int] = None) -> int: ...
     async def reap(self, queue: str, limit: Optional[int] = None) -> int: ...
     async def reap_stalled(self, queue: str, limit: int, max_stalls: int) -> Reaped: ...
     async def fire_repeats(self, queue: str, limit: Optional[int] = None) -> int: ...
     async def counts(self, queue: str) -> Counts: ...
     async def job(self, queue: str, id: str) -> Optional[JobInfo]: ...
-    async def exists(self, queue: str, id: str) -> bool: ...
+    async def exists(self, queue: str, id: str) -> bool:
+        """Whether job ``id``'s row exists (in any state)."""
     async def browse(
         self,
         queue: str,
         set: _BrowseSet,
         newest_first: bool = False,
         limit: Optional[int] = None,
-        range: Optional[Tuple[_Time,
-        _Time]] = None,
+        range: Optional[Tuple[_Time, _Time]] = None,
     ) -> List[str]: ...
     async def logs(self, queue: str, id: str, start: int = 0, end: int = -1) -> List[str]:
         """Lines ``start..=end`` of job ``id``'s log (LRANGE indexes)."""
@@ -476,11 +486,14 @@ class NativeAsyncClient:
         start_at: Optional[_Time] = None,
         end_at: Optional[_Time] = None,
         limit: Optional[int] = None,
-    ) -> Repeat: ...
+    ) -> Repeat:
+        """Create or update the repeatable job ``name`` (exactly one of
+        ``every_ms`` and ``cron``; the checks are the core's)."""
     async def remove_repeat(self, queue: str, name: str) -> bool: ...
     async def queues(self) -> List[str]: ...
     async def metrics_text(self, queues: List[str]) -> str:
         """Prometheus text exposition for ``queues``."""
+    # ---- end of the rendered verbs ----
 
 class NativeQueue:
     """The native half of ``echomq.Queue``: a blocking client and a checked
@@ -493,7 +506,7 @@ class NativeQueue:
     def client(self) -> Client: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
-    # ---- the verbs: one row each in src/surface.rs ----
+    # ---- the verbs: rendered from src/surface.rs (tests/test_stub.py) ----
     def enqueue(
         self,
         payload: _Payload,
@@ -508,8 +521,9 @@ class NativeQueue:
         minted id or the given ``id``; or deduplicated by ``dedup_id`` for
         ``dedup_ttl_ms`` (not with the others)."""
     def enqueue_many(self, items: Iterable[EnqueueItem]) -> List[Union[Enqueued, EchoMQError]]:
-        """Each item a payload or ``(payload, {enqueue's keywords})``; every item is
-        checked before anything is sent; one verdict per item, in input order."""
+        """Enqueue a batch in one pipeline: each item a payload or ``(payload,
+        {enqueue's keywords})``; every item is checked before anything is
+        sent; one verdict per item, in input order."""
     def claim(self, lease_ms: _Duration) -> Optional[Job]: ...
     def claim_many(self, max: int, lease_ms: _Duration) -> List[Job]: ...
     def complete(self, id: str, token: int) -> None: ...
@@ -534,21 +548,22 @@ class NativeQueue:
     def update_progress(self, id: str, token: int, value: object) -> None:
         """The holder records how far job ``id`` got (any JSON-able value)."""
     def log(self, id: str, line: str, max_lines: Optional[int] = None) -> int:
-        """Append a line to job ``id``'s log; answers the log's length."""
+        """Append a line to job ``id``'s log (the newest ``max_lines`` are
+        kept); answers the log's length."""
     def promote(self, limit: Optional[int] = None) -> int: ...
     def reap(self, limit: Optional[int] = None) -> int: ...
     def reap_stalled(self, limit: int, max_stalls: int) -> Reaped: ...
     def fire_repeats(self, limit: Optional[int] = None) -> int: ...
     def counts(self) -> Counts: ...
     def job(self, id: str) -> Optional[JobInfo]: ...
-    def exists(self, id: str) -> bool: ...
+    def exists(self, id: str) -> bool:
+        """Whether job ``id``'s row exists (in any state)."""
     def browse(
         self,
         set: _BrowseSet,
         newest_first: bool = False,
         limit: Optional[int] = None,
-        range: Optional[Tuple[_Time,
-        _Time]] = None,
+        range: Optional[Tuple[_Time, _Time]] = None,
     ) -> List[str]: ...
     def logs(self, id: str, start: int = 0, end: int = -1) -> List[str]:
         """Lines ``start..=end`` of job ``id``'s log (LRANGE indexes)."""
@@ -587,8 +602,11 @@ class NativeQueue:
         start_at: Optional[_Time] = None,
         end_at: Optional[_Time] = None,
         limit: Optional[int] = None,
-    ) -> Repeat: ...
+    ) -> Repeat:
+        """Create or update the repeatable job ``name`` (exactly one of
+        ``every_ms`` and ``cron``; the checks are the core's)."""
     def remove_repeat(self, name: str) -> bool: ...
+    # ---- end of the rendered verbs ----
 
 class NativeAsyncQueue:
     """The native half of ``echomq.AsyncQueue``: every verb answers a coroutine."""
@@ -600,7 +618,7 @@ class NativeAsyncQueue:
     def client(self) -> NativeAsyncClient: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
-    # ---- the verbs: one row each in src/surface.rs ----
+    # ---- the verbs: rendered from src/surface.rs (tests/test_stub.py) ----
     async def enqueue(
         self,
         payload: _Payload,
@@ -618,8 +636,9 @@ class NativeAsyncQueue:
         self,
         items: Iterable[EnqueueItem],
     ) -> List[Union[Enqueued, EchoMQError]]:
-        """Each item a payload or ``(payload, {enqueue's keywords})``; every item is
-        checked before anything is sent; one verdict per item, in input order."""
+        """Enqueue a batch in one pipeline: each item a payload or ``(payload,
+        {enqueue's keywords})``; every item is checked before anything is
+        sent; one verdict per item, in input order."""
     async def claim(self, lease_ms: _Duration) -> Optional[Job]: ...
     async def claim_many(self, max: int, lease_ms: _Duration) -> List[Job]: ...
     async def complete(self, id: str, token: int) -> None: ...
@@ -644,21 +663,22 @@ class NativeAsyncQueue:
     async def update_progress(self, id: str, token: int, value: object) -> None:
         """The holder records how far job ``id`` got (any JSON-able value)."""
     async def log(self, id: str, line: str, max_lines: Optional[int] = None) -> int:
-        """Append a line to job ``id``'s log; answers the log's length."""
+        """Append a line to job ``id``'s log (the newest ``max_lines`` are
+        kept); answers the log's length."""
     async def promote(self, limit: Optional[int] = None) -> int: ...
     async def reap(self, limit: Optional[int] = None) -> int: ...
     async def reap_stalled(self, limit: int, max_stalls: int) -> Reaped: ...
     async def fire_repeats(self, limit: Optional[int] = None) -> int: ...
     async def counts(self) -> Counts: ...
     async def job(self, id: str) -> Optional[JobInfo]: ...
-    async def exists(self, id: str) -> bool: ...
+    async def exists(self, id: str) -> bool:
+        """Whether job ``id``'s row exists (in any state)."""
     async def browse(
         self,
         set: _BrowseSet,
         newest_first: bool = False,
         limit: Optional[int] = None,
-        range: Optional[Tuple[_Time,
-        _Time]] = None,
+        range: Optional[Tuple[_Time, _Time]] = None,
     ) -> List[str]: ...
     async def logs(self, id: str, start: int = 0, end: int = -1) -> List[str]:
         """Lines ``start..=end`` of job ``id``'s log (LRANGE indexes)."""
@@ -697,8 +717,11 @@ class NativeAsyncQueue:
         start_at: Optional[_Time] = None,
         end_at: Optional[_Time] = None,
         limit: Optional[int] = None,
-    ) -> Repeat: ...
+    ) -> Repeat:
+        """Create or update the repeatable job ``name`` (exactly one of
+        ``every_ms`` and ``cron``; the checks are the core's)."""
     async def remove_repeat(self, name: str) -> bool: ...
+    # ---- end of the rendered verbs ----
 
 @final
 class _Start:
@@ -833,6 +856,10 @@ def option_schema() -> List[Dict[str, Any]]:
 
 def surface_verbs() -> Tuple[List[str], List[str]]:
     """The verb table of src/surface.rs: ``(queue verbs, client verbs)``."""
+
+def surface_stub_rows() -> List[Tuple[str, bool, str, str, List[str]]]:
+    """Each verb's typing in src/surface.rs: ``(name, takes a queue, parameters,
+    return type, doc lines)``; tests/test_stub.py renders this stub's verbs."""
 
 def _panic_in_core_for_tests() -> asyncio.Future[None]: ...
 
