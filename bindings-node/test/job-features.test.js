@@ -6,7 +6,7 @@ const { test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
 const { join } = require('node:path')
-const { startRedis, rawClient, hash, sleep, waitFor, uniqueQueue } = require('./helpers')
+const { startRedis, rawClient, hash, waitFor, uniqueQueue } = require('./helpers')
 const emq = require('..')
 const { ErrorCode } = emq
 
@@ -56,12 +56,21 @@ test('wire 2.0.0: fenced at 2.0.0, 2.1.0 verbs reject EMQ_UNSUPPORTED before any
 test('reapStalled: a stall is counted, the cap dead-letters with lastError stalled', async () => {
   const q = uniqueQueue('stall')
   const e = await client.enqueue(q, 'poison')
+  // A 1 ms lease lapses once the server's clock passes its deadline (the
+  // job's score in active): wait for that state, not for a number of ms.
+  const lapsed = async () => {
+    const deadline = Number(await raw.cmd('ZSCORE', `emq:{${q}}:active`, e.id))
+    await waitFor(async () => {
+      const [s, us] = await raw.cmd('TIME')
+      return Number(s) * 1000 + Math.floor(Number(us) / 1000) > deadline
+    }, 10000, 'the lease deadline to pass')
+  }
   const first = await client.claim(q, 1)
-  await sleep(5)
+  await lapsed()
   assert.deepEqual(await client.reapStalled(q, 100, 2), { recovered: [e.id], dead: [] })
   assert.equal(hash(await raw.cmd('HGETALL', `emq:{${q}}:job:${e.id}`)).stalled, '1')
   await client.claim(q, 1)
-  await sleep(5)
+  await lapsed()
   assert.deepEqual(await client.reapStalled(q, 100, 2), { recovered: [], dead: [e.id] })
   const row = hash(await raw.cmd('HGETALL', `emq:{${q}}:job:${e.id}`))
   assert.equal(row.state, 'dead')
@@ -121,7 +130,8 @@ test('a dedup id is released by complete, and by its TTL in throttle mode', asyn
   assert.equal(b.duplicate, false)
   assert.notEqual(b.id, a.id)
   const t = await client.enqueue(q, 't', { dedupId: 'throttle', dedupTtlMs: 100 })
-  await sleep(150)
+  // The throttle window ends when the server expires the dedup key.
+  await waitFor(async () => (await raw.cmd('EXISTS', `emq:{${q}}:de:throttle`)) === 0, 10000, 'the dedup key to expire')
   assert.notEqual((await client.enqueue(q, 't', { dedupId: 'throttle', dedupTtlMs: 100 })).id, t.id)
   await rejectsWith(client.enqueue(q, 'x', { dedupId: 'a b' }), ErrorCode.INVALID_ARGUMENT)
   await rejectsWith(client.enqueue(q, 'x', { dedupID: 'typo' }), ErrorCode.INVALID_ARGUMENT)
