@@ -139,3 +139,16 @@ def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02) -> None
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         time.sleep(interval)
+
+
+def wait_lease_lapsed(raw: "redis.Redis[bytes]", active_key: str, id: str) -> None:
+    """Wait until the server's clock passes job `id`'s lease deadline (its
+    score in `active`): a state the server shows, not a guessed sleep."""
+    deadline = raw.zscore(active_key, id)
+    assert deadline is not None, f"{id} is not in {active_key}"
+
+    def lapsed() -> bool:
+        s, us = raw.time()
+        return s * 1000 + us // 1000 > deadline
+
+    wait_until(lapsed)

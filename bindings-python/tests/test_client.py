@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import builtins
-import time
 
 import pytest
 
 import echomq
-from conftest import Keys
+from conftest import Keys, wait_lease_lapsed
 
 
 def row(raw, key):  # type: ignore[no-untyped-def]
@@ -163,7 +162,7 @@ def test_reap_and_lease_lost(client, raw, queue, keys):
     e = client.enqueue(queue, b"job")
     job = client.claim(queue, 30)
     assert job is not None
-    time.sleep(0.08)
+    wait_lease_lapsed(raw, keys.active, e.id)
     assert client.reap(queue) == 1
     r = row(raw, keys.job(e.id))
     assert r["state"] == b"pending" and r["attempts"] == b"1"

@@ -16,7 +16,7 @@ import pytest
 
 import echomq
 
-from conftest import wait_until
+from conftest import wait_lease_lapsed, wait_until
 
 
 def test_wire_2_0_0_refuses_2_1_0_verbs_before_any_io(redis_url, raw):
@@ -54,12 +54,12 @@ def test_wire_2_0_0_refuses_2_1_0_verbs_before_any_io(redis_url, raw):
 def test_reap_stalled_dead_letters_at_the_cap(client, raw, queue, keys, redis_url):
     e = client.enqueue(queue, b"poison")
     first = client.claim(queue, 1)
-    time.sleep(0.005)
+    wait_lease_lapsed(raw, keys.active, e.id)
     r = client.reap_stalled(queue, 100, 2)
     assert (r.recovered, r.dead) == ([e.id], [])
     assert raw.hget(keys.job(e.id), "stalled") == b"1"
     client.claim(queue, 1)
-    time.sleep(0.005)
+    wait_lease_lapsed(raw, keys.active, e.id)
     r = client.reap_stalled(queue, 100, 2)
     assert (r.recovered, r.dead) == ([], [e.id])
     row = raw.hgetall(keys.job(e.id))
@@ -139,7 +139,8 @@ def test_dedup_release_and_ttl(client, raw, queue, keys, redis_url):
     assert not b.duplicate and b.id != a.id
     t = client.enqueue(queue, b"t", dedup_id="throttle", dedup_ttl_ms=100)
     assert 0 < raw.pttl(f"emq:{{{queue}}}:de:throttle") <= 100
-    time.sleep(0.15)
+    # The throttle window ends when the server expires the dedup key.
+    wait_until(lambda: not raw.exists(f"emq:{{{queue}}}:de:throttle"))
     assert client.enqueue(queue, b"t", dedup_id="throttle", dedup_ttl_ms=100).id != t.id
     with pytest.raises(echomq.InvalidArgumentError):
         client.enqueue(queue, b"x", dedup_id="a b")
