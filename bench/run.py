@@ -127,7 +127,8 @@ def python_for(venv: Path) -> str:
 
 
 def systems() -> list[System]:
-    ours_py = python_for(ROOT / ".venv")
+    # scripts/python-env.sh's venv: $EMQ_SHARED_VENV under scripts/test.sh, else .venv.
+    ours_py = python_for(Path(os.environ.get("EMQ_SHARED_VENV") or ROOT / ".venv"))
     peers_py = python_for(ROOT / "bench" / "peers" / ".venv")
     found = [
         System("echomq-rust", [str(TARGET / "release" / "echomq-bench")], "echomq"),
