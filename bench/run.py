@@ -28,6 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+# The Rust driver's cargo profile dir: release for figures; the smoke run of the
+# test command sets `debug` (bench/build.sh builds what this names).
+PROFILE = os.environ.get("EMQ_BENCH_PROFILE", "release")
 ENQUEUE_SHA = "a5980be13628669477e64a5afad5370194ea6f1c"
 QUEUE = "bench"
 
@@ -131,7 +134,7 @@ def systems() -> list[System]:
     ours_py = python_for(Path(os.environ.get("EMQ_SHARED_VENV") or ROOT / ".venv"))
     peers_py = python_for(ROOT / "bench" / "peers" / ".venv")
     found = [
-        System("echomq-rust", [str(TARGET / "release" / "echomq-bench")], "echomq"),
+        System("echomq-rust", [str(TARGET / PROFILE / "echomq-bench")], "echomq"),
         System("echomq-python", [ours_py, str(ROOT / "bench/drivers/echomq_py.py")], "echomq"),
         System("echomq-node", ["node", str(ROOT / "bench/drivers/echomq_node.js")], "echomq"),
         System("echomq-c", [str(ROOT / "bench/build/echomq_c_bench")], "echomq"),
