@@ -18,8 +18,21 @@
 --   each was for a job now claimed — so a worker about to park does not wake
 --   for nothing; one that leaves a backlog keeps a token, so a parked worker
 --   joins in.
+-- * nothing half-written: the popped jobs' rows are read, and the keys the
+--   claim will write into (active; dead and metrics:failed when a job is
+--   capped) checked by the type guard, before the first write (pending's
+--   ZREMRANGEBYRANK), so a key of another type answers WRONGTYPE and
+--   nothing is written. (A ZPOPMIN first took the jobs out of pending and
+--   then failed on them.)
 -- ARGV[1] queue base 'emq:{q}:'  ARGV[2] lease ms  ARGV[3] max jobs  ARGV[4] max attempts (0 = no cap)
 -- Answer: flat array id, payload, token, ...; or the error EMQRATE <wait ms> <why>.
+local function wrongtype(key, want)
+  local t = redis.call('TYPE', key).ok
+  if t ~= 'none' and t ~= want then
+    return 'WRONGTYPE ' .. key .. ' holds a ' .. t .. ', not a ' .. want
+  end
+  return nil, t
+end
 if redis.call('HEXISTS', KEYS[3], 'paused') == 1 then
   redis.call('DEL', KEYS[7])
   return {}
@@ -48,19 +61,38 @@ if max > 0 and used >= max then
   return redis.error_reply('EMQRATE ' .. wait .. ' rate limited')
 end
 if max > 0 and max - used < want then want = max - used end
-local popped = redis.call('ZPOPMIN', KEYS[1], want)
-if #popped == 0 then
+local ids = {}
+if want > 0 then
+  ids = redis.call('ZRANGE', KEYS[1], 0, want - 1)
+end
+if #ids == 0 then
   redis.call('DEL', KEYS[7])
   return {}
 end
-local deadline = now + tonumber(ARGV[2])
 local max_attempts = tonumber(ARGV[4])
+local rows, leasing, capping = {}, false, false
+for i, id in ipairs(ids) do
+  rows[i] = redis.call('HMGET', ARGV[1] .. 'job:' .. id, 'payload', 'attempts')
+  if rows[i][1] then
+    if max_attempts > 0 and tonumber(rows[i][2]) >= max_attempts then
+      capping = true
+    else
+      leasing = true
+    end
+  end
+end
+local bad = leasing and wrongtype(KEYS[2], 'zset')
+if capping then
+  bad = bad or wrongtype(KEYS[4], 'zset') or wrongtype(KEYS[5], 'hash')
+end
+if bad then return redis.error_reply(bad) end
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #ids - 1)
+local deadline = now + tonumber(ARGV[2])
 local out = {}
 local leases = {}
-for i = 1, #popped, 2 do
-  local id = popped[i]
+for i, id in ipairs(ids) do
   local row = ARGV[1] .. 'job:' .. id
-  local held = redis.call('HMGET', row, 'payload', 'attempts')
+  local held = rows[i]
   -- A pending member without a row is debris; dropping it is all claim can do.
   if held[1] then
     if max_attempts > 0 and tonumber(held[2]) >= max_attempts then

@@ -8,14 +8,17 @@
 -- ARGV[1] queue base 'emq:{q}:'  ARGV[2] limit  ARGV[3] the rows' state ('pending' | 'scheduled')
 -- Answer: {members taken from the set, jobs deleted} (they differ only for
 -- debris members without a row, and held rows).
--- The dedup key the job took (row field 'did', written by enqueue_dedup):
--- deleted with the row while it still names this job (a key a later job
--- took over is that job's).
-local function release(base, id, did)
+-- Nothing half-written: every row (and its dedup key) is read before the
+-- first write, so a row of another type answers WRONGTYPE and nothing is
+-- written (the set was trimmed first, then the walk failed).
+-- The dedup key the job took (row field 'did', written by enqueue_dedup), if
+-- it still names this job (a key a later job took over is that job's): read
+-- before the first write, deleted with the row.
+local function taken(base, id, did)
   if did then
     local key = base .. 'de:' .. did
     if redis.call('GET', key) == id then
-      redis.call('DEL', key)
+      return key
     end
   end
 end
@@ -23,15 +26,19 @@ local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 if #ids == 0 then
   return {0, 0}
 end
-redis.call('ZREM', KEYS[1], unpack(ids))
-local deleted = 0
+local doomed = {}
 for _, id in ipairs(ids) do
   local row = ARGV[1] .. 'job:' .. id
   local held = redis.call('HMGET', row, 'state', 'did')
   if held[1] == ARGV[3] then
-    redis.call('DEL', row, row .. ':logs')
-    release(ARGV[1], id, held[2])
-    deleted = deleted + 1
+    doomed[#doomed + 1] = {row, taken(ARGV[1], id, held[2])}
   end
 end
-return {#ids, deleted}
+redis.call('ZREM', KEYS[1], unpack(ids))
+for _, job in ipairs(doomed) do
+  redis.call('DEL', job[1], job[1] .. ':logs')
+  if job[2] then
+    redis.call('DEL', job[2])
+  end
+end
+return {#ids, #doomed}

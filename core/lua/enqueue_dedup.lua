@@ -6,6 +6,9 @@
 -- makes racing producers create one job, and keeps the release correct even
 -- when a 2.0.0 script (which knows nothing of dedup) settled the job.
 -- Act order as enqueue: kind policy, existence (dedup key, then the row), write.
+-- The write puts the id in pending first: a pending key of another type is
+-- refused by that ZADD (WRONGTYPE) before anything is written; the row is
+-- absent and SET overwrites any type, so nothing after it can fail.
 -- The row records the dedup id it took (field 'did'), so the scripts that
 -- delete the row (complete_result, complete_many_result, remove_cascade,
 -- drain_cascade, purge_dead_cascade) delete the key with it while it still
@@ -27,8 +30,8 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, ARGV[1]}
 end
 local did = string.sub(KEYS[3], #ARGV[3] + 4)
-redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', '0', 'payload', ARGV[2], 'did', did)
 redis.call('ZADD', KEYS[2], 0, ARGV[1])
+redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', '0', 'payload', ARGV[2], 'did', did)
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
   redis.call('SET', KEYS[3], ARGV[1], 'PX', ttl)

@@ -12,14 +12,17 @@
 -- ARGV[4] length to keep, or -1 (no length bound)
 -- Answer: {members taken from the set, jobs deleted} (always equal here; the
 -- shape of drain's answer).
--- The dedup key the job took (row field 'did', written by enqueue_dedup):
--- deleted with the row while it still names this job (a key a later job
--- took over is that job's).
-local function release(base, id, did)
+-- Nothing half-written: every row's 'did' (and its dedup key) is read before
+-- the first write, so a row or dedup key of another type answers WRONGTYPE
+-- and nothing is written (the set was trimmed first, then the walk failed).
+-- The dedup key the job took (row field 'did', written by enqueue_dedup), if
+-- it still names this job (a key a later job took over is that job's): read
+-- before the first write, deleted with the row.
+local function taken(base, id, did)
   if did then
     local key = base .. 'de:' .. did
     if redis.call('GET', key) == id then
-      redis.call('DEL', key)
+      return key
     end
   end
 end
@@ -42,10 +45,16 @@ if n <= 0 then
   return {0, 0}
 end
 local ids = redis.call('ZRANGE', KEYS[1], 0, n - 1)
+local dedup = {}
+for i, id in ipairs(ids) do
+  dedup[i] = taken(ARGV[1], id, redis.call('HGET', ARGV[1] .. 'job:' .. id, 'did')) or false
+end
 redis.call('ZREM', KEYS[1], unpack(ids))
-for _, id in ipairs(ids) do
+for i, id in ipairs(ids) do
   local row = ARGV[1] .. 'job:' .. id
-  release(ARGV[1], id, redis.call('HGET', row, 'did'))
+  if dedup[i] then
+    redis.call('DEL', dedup[i])
+  end
   redis.call('DEL', row, row .. ':logs')
 end
 return {#ids, #ids}

@@ -19,6 +19,17 @@
 -- ARGV[1] queue base 'emq:{q}:', then per repeat: name, slot, id, next slot ('' = none)
 -- Answer: per repeat {outcome, id ('' unless fired/duplicate), next slot ('' = ended)}
 -- outcome: 'fired' | 'duplicate' | 'moved' | 'early' | 'gone' (no record) | 'ended'
+-- Nothing half-written: with the batch, every record and pending are checked
+-- by the type guard before the first write (a later repeat's record, or
+-- pending, of another type stopped the batch after the earlier repeats
+-- fired), so a key of another type answers WRONGTYPE and nothing is written.
+local function wrongtype(key, want)
+  local t = redis.call('TYPE', key).ok
+  if t ~= 'none' and t ~= want then
+    return 'WRONGTYPE ' .. key .. ' holds a ' .. t .. ', not a ' .. want
+  end
+  return nil, t
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- Refuse a malformed batch before writing anything.
@@ -27,6 +38,12 @@ for i = 2, #ARGV, 4 do
   if string.sub(ARGV[i + 2], 1, 3) ~= 'JOB' or (next_slot ~= '' and tonumber(next_slot) <= tonumber(ARGV[i + 1])) then
     return redis.error_reply('EMQKIND repeat fire needs a JOB id and a next slot after the slot')
   end
+  local bad = wrongtype(ARGV[1] .. 'repeat:' .. ARGV[i], 'hash')
+  if bad then return redis.error_reply(bad) end
+end
+if #ARGV > 1 then
+  local bad = wrongtype(KEYS[2], 'zset')
+  if bad then return redis.error_reply(bad) end
 end
 local answers = {}
 for i = 2, #ARGV, 4 do

@@ -8,10 +8,22 @@
 -- ARGV[1] expected version  ARGV[2] new version  ARGV[3] old bundle sha
 -- ARGV[4] new bundle sha  ARGV[5], ARGV[6], ... script name, sha pairs
 -- Answer: {1, new version} | {0, the value found}
+-- Nothing half-written: the bundle record is checked by the type guard before
+-- the version moves, so a bundle key of another type answers WRONGTYPE and
+-- the version stays (it moved, and then the record failed).
+local function wrongtype(key, want)
+  local t = redis.call('TYPE', key).ok
+  if t ~= 'none' and t ~= want then
+    return 'WRONGTYPE ' .. key .. ' holds a ' .. t .. ', not a ' .. want
+  end
+  return nil, t
+end
 local found = redis.call('GET', KEYS[1])
 if found ~= ARGV[1] then
   return {0, found or ''}
 end
+local bad = wrongtype(KEYS[2], 'hash')
+if bad then return redis.error_reply(bad) end
 redis.call('SET', KEYS[1], ARGV[2])
 for i = 5, #ARGV, 2 do
   redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])

@@ -173,8 +173,9 @@ async fn every_verb_on_three_masters_with_the_fence_on_slot_9051() {
     for (i, &master) in masters.iter().enumerate() {
         let queue = cluster.queue_on(master, &format!("verbs{i}-"));
         every_verb(&client, &cluster, &queue).await;
-        // The scripts were loaded on this master by the first EVALSHA's heal.
-        let sha = echomq::scripts::ENQUEUE.sha1();
+        // The scripts were loaded on this master by the first EVALSHA's heal
+        // (a client speaking 2.1.0 enqueues with `enqueue_checked`).
+        let sha = echomq::scripts::ENQUEUE_CHECKED.sha1();
         let loaded: Vec<bool> = redis::cmd("SCRIPT")
             .arg("EXISTS")
             .arg(sha)

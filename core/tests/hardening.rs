@@ -156,8 +156,9 @@ async fn a_key_of_the_wrong_type_is_a_server_error() {
     let client = connect(&server).await;
     let mut raw = server.raw();
     // Someone else's string where the queue's pending ZSET lives: the
-    // server's own WRONGTYPE refusal, answered as Server. (A script stops at
-    // the refusal: the job row it wrote first stays.)
+    // server's own WRONGTYPE refusal, answered as Server. The 2.1.0 enqueue
+    // writes pending first, so nothing is written: no job row is left
+    // behind (decision W.1; every verb in core/tests/wrong_type.rs).
     let _: () = raw.set("emq:{wrongtype}:pending", "not a zset").unwrap();
     let err = client
         .enqueue("wrongtype", "x", Default::default())
@@ -167,6 +168,8 @@ async fn a_key_of_the_wrong_type_is_a_server_error() {
     assert!(!err.is_retryable());
     let kept: String = raw.get("emq:{wrongtype}:pending").unwrap();
     assert_eq!(kept, "not a zset");
+    let rows: Vec<String> = raw.keys("emq:{wrongtype}:job:*").unwrap();
+    assert!(rows.is_empty(), "orphaned rows: {rows:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -217,6 +217,47 @@ pub static REQUEUE_FRESH_MANY: Script = Script::since(
     include_str!("../../lua/requeue_fresh_many.lua"),
 );
 
+// echomq:2.1.0: nothing half-written (issue #39). A script that fails a
+// command keeps the writes it made before it; these are the 2.0.0 scripts a
+// client speaking 2.1.0 still sends, with every key type proved before their
+// first write (the 2.0.0 bodies keep their bytes, as above).
+/// [`ENQUEUE`] writing pending first: a pending key of another type leaves no row.
+pub static ENQUEUE_CHECKED: Script = Script::since(
+    WireVersion::V2_1_0,
+    "enqueue_checked",
+    include_str!("../../lua/enqueue_checked.lua"),
+);
+/// [`SCHEDULE`] writing the schedule first, as [`ENQUEUE_CHECKED`] does.
+pub static SCHEDULE_CHECKED: Script = Script::since(
+    WireVersion::V2_1_0,
+    "schedule_checked",
+    include_str!("../../lua/schedule_checked.lua"),
+);
+/// [`RETRY`] with the type guard before its first write.
+pub static RETRY_CHECKED: Script = Script::since(
+    WireVersion::V2_1_0,
+    "retry_checked",
+    include_str!("../../lua/retry_checked.lua"),
+);
+/// [`RELEASE`] with the type guard before its first write.
+pub static RELEASE_CHECKED: Script = Script::since(
+    WireVersion::V2_1_0,
+    "release_checked",
+    include_str!("../../lua/release_checked.lua"),
+);
+/// [`PROMOTE`] with every row and pending checked before its first write.
+pub static PROMOTE_CHECKED: Script = Script::since(
+    WireVersion::V2_1_0,
+    "promote_checked",
+    include_str!("../../lua/promote_checked.lua"),
+);
+/// [`REAP`] with every row and pending checked before its first write.
+pub static REAP_CHECKED: Script = Script::since(
+    WireVersion::V2_1_0,
+    "reap_checked",
+    include_str!("../../lua/reap_checked.lua"),
+);
+
 /// Every script, in name order (the order the bundle hash concatenates them).
 pub fn all() -> Vec<&'static Script> {
     let mut all = vec![
@@ -255,6 +296,12 @@ pub fn all() -> Vec<&'static Script> {
         &NEXT_DUE,
         &REQUEUE_FRESH,
         &REQUEUE_FRESH_MANY,
+        &ENQUEUE_CHECKED,
+        &SCHEDULE_CHECKED,
+        &RETRY_CHECKED,
+        &RELEASE_CHECKED,
+        &PROMOTE_CHECKED,
+        &REAP_CHECKED,
     ];
     all.sort_by_key(|s| s.name);
     all

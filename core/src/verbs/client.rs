@@ -241,6 +241,22 @@ impl Client {
         async move { this.closed().await }
     }
 
+    /// The script a verb sends: at wire 2.1.0 its `checked` form, which proves
+    /// every key's type before its first write (a key of another type is
+    /// refused with nothing written; decision W.1), else the 2.0.0 `plain`
+    /// one, whose bytes never change.
+    pub(crate) fn checked(
+        &self,
+        plain: &'static scripts::Script,
+        checked: &'static scripts::Script,
+    ) -> &'static scripts::Script {
+        if self.wire >= WireVersion::V2_1_0 {
+            checked
+        } else {
+            plain
+        }
+    }
+
     /// Does this client send wake hints (and may a worker of it park on the
     /// wake list)? The key is an echomq:2.1.0 registration.
     pub(crate) fn speaks_wake(&self) -> bool {
@@ -505,7 +521,7 @@ impl Client {
         let answer = self
             .transport
             .script(
-                &scripts::RETRY,
+                self.checked(&scripts::RETRY, &scripts::RETRY_CHECKED),
                 &[
                     &keys.active,
                     &row,
@@ -645,7 +661,10 @@ impl Client {
             .collect();
         let answers = self
             .transport
-            .script_many(&scripts::RELEASE, &calls)
+            .script_many(
+                self.checked(&scripts::RELEASE, &scripts::RELEASE_CHECKED),
+                &calls,
+            )
             .await?;
         let released: Vec<Result<()>> = ids
             .iter()
@@ -662,13 +681,14 @@ impl Client {
 
     /// Move up to `limit` due scheduled jobs to pending.
     pub async fn promote(&self, queue: &str, limit: u64) -> Result<u64> {
-        self.pump(queue, limit, &scripts::PROMOTE, |k| &k.schedule)
-            .await
+        let script = self.checked(&scripts::PROMOTE, &scripts::PROMOTE_CHECKED);
+        self.pump(queue, limit, script, |k| &k.schedule).await
     }
 
     /// Move up to `limit` jobs whose lease lapsed back to pending.
     pub async fn reap(&self, queue: &str, limit: u64) -> Result<u64> {
-        self.pump(queue, limit, &scripts::REAP, |k| &k.active).await
+        let script = self.checked(&scripts::REAP, &scripts::REAP_CHECKED);
+        self.pump(queue, limit, script, |k| &k.active).await
     }
 
     /// Run a server-clock pump script that moves due members of `from` to pending.

@@ -124,7 +124,7 @@ impl Client {
         hint: Hint,
     ) -> Result<Enqueued> {
         let id = &planned.id;
-        let (script, keys_of, args) = script_call(keys, planned, payload);
+        let (script, keys_of, args) = self.script_call(keys, planned, payload);
         let key_refs: Vec<&str> = keys_of.iter().map(String::as_str).collect();
         let arg_refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
         // The hint wakes a parked worker: for a scheduled job its pumps then
@@ -249,7 +249,7 @@ impl Client {
             let mut script = &scripts::ENQUEUE;
             let mut calls = Vec::with_capacity(group.len());
             for &i in &group {
-                let (s, keys_of, args) = script_call(&keys, &planned[i], items[i].0.as_ref());
+                let (s, keys_of, args) = self.script_call(&keys, &planned[i], items[i].0.as_ref());
                 script = s;
                 calls.push((keys_of, args));
             }
@@ -371,48 +371,51 @@ fn same_script(a: Write, b: Write) -> bool {
     )
 }
 
-/// The script, keys and arguments that write one planned job.
-fn script_call(
-    keys: &QueueKeys,
-    planned: &Planned,
-    payload: &[u8],
-) -> (&'static scripts::Script, Vec<String>, Vec<Vec<u8>>) {
-    let id = planned.id.as_str().as_bytes().to_vec();
-    let row = keys.job(&planned.id);
-    if let (Write::Dedup, Some((dedup_key, ttl))) = (planned.write, &planned.dedup) {
-        return (
-            &scripts::ENQUEUE_DEDUP,
-            vec![row, keys.pending.clone(), dedup_key.clone()],
-            vec![
-                id,
-                payload.to_vec(),
-                keys.base.as_bytes().to_vec(),
-                ttl.as_bytes().to_vec(),
-            ],
-        );
-    }
-    match planned.write {
-        Write::Now | Write::Dedup => (
-            &scripts::ENQUEUE,
-            vec![row, keys.pending.clone()],
-            vec![id, payload.to_vec()],
-        ),
-        Write::Later(when) => {
-            let (mode, ms) = match when {
-                When::At(ms) => ("at", ms),
-                When::In(ms) => ("in", ms),
-                When::Now => ("in", 0),
-            };
-            (
-                &scripts::SCHEDULE,
-                vec![row, keys.schedule.clone()],
+impl Client {
+    /// The script, keys and arguments that write one planned job.
+    fn script_call(
+        &self,
+        keys: &QueueKeys,
+        planned: &Planned,
+        payload: &[u8],
+    ) -> (&'static scripts::Script, Vec<String>, Vec<Vec<u8>>) {
+        let id = planned.id.as_str().as_bytes().to_vec();
+        let row = keys.job(&planned.id);
+        if let (Write::Dedup, Some((dedup_key, ttl))) = (planned.write, &planned.dedup) {
+            return (
+                &scripts::ENQUEUE_DEDUP,
+                vec![row, keys.pending.clone(), dedup_key.clone()],
                 vec![
                     id,
                     payload.to_vec(),
-                    mode.as_bytes().to_vec(),
-                    ms.to_string().into_bytes(),
+                    keys.base.as_bytes().to_vec(),
+                    ttl.as_bytes().to_vec(),
                 ],
-            )
+            );
+        }
+        match planned.write {
+            Write::Now | Write::Dedup => (
+                self.checked(&scripts::ENQUEUE, &scripts::ENQUEUE_CHECKED),
+                vec![row, keys.pending.clone()],
+                vec![id, payload.to_vec()],
+            ),
+            Write::Later(when) => {
+                let (mode, ms) = match when {
+                    When::At(ms) => ("at", ms),
+                    When::In(ms) => ("in", ms),
+                    When::Now => ("in", 0),
+                };
+                (
+                    self.checked(&scripts::SCHEDULE, &scripts::SCHEDULE_CHECKED),
+                    vec![row, keys.schedule.clone()],
+                    vec![
+                        id,
+                        payload.to_vec(),
+                        mode.as_bytes().to_vec(),
+                        ms.to_string().into_bytes(),
+                    ],
+                )
+            }
         }
     }
 }
