@@ -33,11 +33,12 @@ async function rejection(promise, ...codes) {
 test('a key of the wrong type under the queue is EMQ_SERVER, and the key is left alone', async () => {
   const q = uniqueQueue('wrongtype')
   // Someone else's string where the queue's pending ZSET lives: the server's
-  // own WRONGTYPE refusal.
+  // own WRONGTYPE refusal, before anything is written (decision W.1).
   await server.raw.cmd('SET', `emq:{${q}}:pending`, 'not a zset')
   await rejection(client.enqueue(q, 'x'), ErrorCode.SERVER)
-  // (A script stops at the refusal: the job row it wrote first stays.)
   assert.equal(await server.raw.cmd('GET', `emq:{${q}}:pending`), 'not a zset')
+  // No job row is left behind.
+  assert.deepEqual(await server.raw.cmd('KEYS', `emq:{${q}}:job:*`), [])
 })
 
 test('strictBundle refuses a foreign script bundle at connect', async () => {

@@ -13,13 +13,14 @@ import echomq
 
 def test_a_key_of_the_wrong_type_is_a_server_error(client, raw, queue, keys) -> None:  # type: ignore[no-untyped-def]
     # Someone else's string where the queue's pending ZSET lives: the server's
-    # own WRONGTYPE refusal. (A script stops at the refusal: the job row it
-    # wrote first stays.)
+    # own WRONGTYPE refusal, before anything is written (decision W.1): no
+    # job row is left behind.
     raw.set(keys.pending, "not a zset")
     with pytest.raises(echomq.ServerError) as caught:
         client.enqueue(queue, b"x")
     assert caught.value.code == "EMQ_SERVER"
     assert raw.get(keys.pending) == b"not a zset"
+    assert list(raw.scan_iter(f"emq:{{{queue}}}:job:*")) == []
 
 
 def test_strict_bundle_refuses_a_foreign_bundle_at_connect(own_server) -> None:  # type: ignore[no-untyped-def]
