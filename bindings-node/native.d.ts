@@ -128,10 +128,7 @@ export interface BatchItemJs {
   state: string
 }
 
-/**
- * A script-bundle field this client and the server disagree on
- * (`index.d.ts` exports it as `BundleMismatch`).
- */
+/** A field of the script bundle where this client and the server differ. */
 export interface BundleMismatch {
   field: string
   ours: string
@@ -166,7 +163,7 @@ export interface ConnectOptionsJs {
   waitTimeoutMs?: number
 }
 
-/** A queue's sizes and totals (`index.d.ts` exports it as `Counts`). */
+/** A queue's job counts by state, and its totals. */
 export interface Counts {
   pending: number
   active: number
@@ -251,7 +248,7 @@ export declare function isValidId(text: string): boolean
 
 export declare function isValidQueue(name: string): boolean
 
-/** A claimed job (`index.d.ts` exports it as `Job`). */
+/** A claimed job. */
 export interface Job {
   id: string
   payload: Buffer
@@ -352,7 +349,7 @@ export interface QueueEventJs {
 
 export declare function queueKey(queue: string, keyType: string): string
 
-/** What one stall-capped reap did (`index.d.ts` exports it as `Reaped`). */
+/** What one stall-capped reap did. */
 export interface Reaped {
   /** Ids returned to pending. */
   recovered: Array<string>

@@ -42,7 +42,10 @@ impl From<Enqueued> for EnqueuedJs {
     }
 }
 
-/// A claimed job (`index.d.ts` exports it as `Job`).
+// `Job`, `Counts`, `BundleMismatch` (and `Reaped`): the answers of plain
+// verbs, declared in native.d.ts under the names index.d.ts re-exports.
+
+/// A claimed job.
 #[napi(object, js_name = "Job")]
 pub struct JobJs {
     pub id: String,
@@ -79,7 +82,7 @@ pub struct JobRef {
     pub token: f64,
 }
 
-/// A queue's sizes and totals (`index.d.ts` exports it as `Counts`).
+/// A queue's job counts by state, and its totals.
 #[napi(object, js_name = "Counts")]
 pub struct CountsJs {
     pub pending: f64,
@@ -140,8 +143,7 @@ pub struct TimeRangeJs {
     pub to_ms: f64,
 }
 
-/// A script-bundle field this client and the server disagree on
-/// (`index.d.ts` exports it as `BundleMismatch`).
+/// A field of the script bundle where this client and the server differ.
 #[napi(object, js_name = "BundleMismatch")]
 pub struct BundleMismatchJs {
     pub field: String,

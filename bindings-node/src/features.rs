@@ -11,7 +11,7 @@ use echomq::Reaped;
 use crate::client::NativeClient;
 use crate::convert::{promise, uint};
 
-/// What one stall-capped reap did (`index.d.ts` exports it as `Reaped`).
+/// What one stall-capped reap did.
 #[napi(object, js_name = "Reaped")]
 pub struct ReapedJs {
     /// Ids returned to pending.
