@@ -1,11 +1,15 @@
-// Type definitions for `echomq` (hand-written over the napi addon; checked by
+// Type definitions for `echomq`: written by hand over the napi addon, except
+// the plain verbs of `Client` and `Queue`, which are derived from the
+// declarations napi generates from the Rust methods (native.d.ts, shipped
+// beside this file) as index.js derives the methods themselves. Checked by
 // `tsc --noEmit --strict` on examples/node/typed.ts in `npm test`, and by
 // test/surface.test.js against the methods `Client` and `Queue` have at run
-// time and the napi-generated native.d.ts: a verb missing here or there fails).
+// time and native.d.ts: a verb missing or untyped here or there fails.
 
 /// <reference types="node" />
 
 import { EventEmitter } from 'node:events'
+import type { BundleMismatch, Counts, Job, NativeClient, Reaped } from './native'
 
 // ---- errors -------------------------------------------------------------------
 
@@ -163,6 +167,9 @@ export declare class UnrecoverableError extends Error {
 
 // ---- values -------------------------------------------------------------------
 
+// The values plain verbs answer, as napi declares them from the Rust structs.
+export type { BundleMismatch, Counts, Job, Reaped }
+
 /** Opaque bytes; a string is sent as UTF-8. Payloads come back as `Buffer`. */
 export type Payload = Buffer | Uint8Array | string
 
@@ -256,27 +263,10 @@ export interface Repeat {
   lastId: string | null
 }
 
-/** What one stall-capped reap did. */
-export interface Reaped {
-  /** Ids returned to pending. */
-  recovered: string[]
-  /** Ids dead-lettered with `lastError` `'stalled'`. */
-  dead: string[]
-}
-
 export interface Enqueued {
   id: string
   /** `true`: a row with this id already existed and was left untouched. */
   duplicate: boolean
-}
-
-export interface Job {
-  id: string
-  payload: Buffer
-  /** The fencing token: pass it back to settle. */
-  token: number
-  /** Which attempt this claim is (1 on the first claim). */
-  attempts: number
 }
 
 /** `retry`'s options; omitted ones take the core's defaults. */
@@ -306,17 +296,6 @@ export interface JobRef {
 
 export type RetryOutcome = 'scheduled' | 'dead'
 
-export interface Counts {
-  pending: number
-  active: number
-  scheduled: number
-  dead: number
-  /** Jobs completed since the queue began. */
-  completed: number
-  /** Jobs dead-lettered since the queue began. */
-  failed: number
-}
-
 /** `unknown`: a state another runtime wrote (the word is `rawState`). */
 export type JobState = 'pending' | 'active' | 'scheduled' | 'dead' | 'unknown'
 
@@ -341,12 +320,6 @@ export interface TimeRange {
   toMs: number
 }
 
-export interface BundleMismatch {
-  field: string
-  ours: string
-  theirs: string
-}
-
 /** One verdict per input, input order, in `Promise.allSettled` shape. */
 export type Verdict<T> = { status: 'fulfilled'; value: T } | { status: 'rejected'; reason: EchoMQError }
 
@@ -359,12 +332,51 @@ export type Verdict<T> = { status: 'fulfilled'; value: T } | { status: 'rejected
 export declare function connect(url?: string | null, options?: ConnectOptions): Promise<Client>
 export declare function connect(options: ConnectOptions): Promise<Client>
 
-export declare class Client implements AsyncDisposable {
-  private constructor()
-  /** The node id mixed into the ids this client mints. */
-  readonly nodeId: number
-  /** A handle on one queue (throws `EMQ_INVALID_QUEUE` at once for a bad name). */
-  queue(name: string): Queue
+// `Client` and `Queue` as index.js builds them. index.js forwards every method
+// of the native client (native.d.ts, which napi generates from the `#[napi]`
+// methods in src/) to `Client`, and every per-queue one of those to `Queue`;
+// so do these types. Written here by hand is only what index.js writes out
+// or reshapes itself (`ClientOwn`, `QueueOwn`, the class bodies): a new plain
+// verb is its napi method and nothing here. test/surface.test.js checks these
+// types against the methods `Client` and `Queue` have at run time.
+
+/** Native methods that are no verb of their own (`NATIVE_ONLY` in index.js). */
+type NativeOnly = 'nodeId' | 'worker' | 'retryWith'
+
+/**
+ * A native answer as the Promise resolves it: napi declares an `Option` as
+ * `T | undefined | null` (it resolves `T` or `null`) and `()` as `undefined`.
+ */
+type Answer<T> = [T] extends [undefined] ? void : Exclude<T, undefined>
+
+/**
+ * Native methods as index.js forwards them: the same parameters; a Promise
+ * (of a synchronous method's value too) that rejects with an `EchoMQError`.
+ */
+type Forwarded<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Answer<Awaited<R>>> : never
+}
+
+/**
+ * The per-queue methods of `T` (first parameter a queue name) without that
+ * parameter, as index.js forwards them to `Queue` (`CLIENT_ONLY` keeps the
+ * others on the client: they take no queue first).
+ */
+type PerQueue<T> = {
+  [K in keyof T as T[K] extends (queue: infer Q, ...rest: any[]) => any
+    ? [Q] extends [string]
+      ? [string] extends [Q]
+        ? K
+        : never
+      : never
+    : never]: T[K] extends (queue: string, ...rest: infer A) => infer R ? (...args: A) => R : never
+}
+
+/**
+ * The client's methods index.js writes out: other arguments than the native
+ * method's (checked options, another shape) or a reshaped answer (`SHAPE`).
+ */
+interface ClientOwn {
   /**
    * The one enqueue: now under a minted id by default; later (`runAtMs` /
    * `delayMs`), under a chosen `id`, or deduplicated (`dedupId`: `{id of the
@@ -379,9 +391,6 @@ export declare class Client implements AsyncDisposable {
    * with `EMQ_INVALID_ARGUMENT`, nothing sent.
    */
   enqueueMany(queue: string, items: readonly EnqueueItem[]): Promise<Verdict<Enqueued>[]>
-  claim(queue: string, leaseMs: number): Promise<Job | null>
-  claimMany(queue: string, max: number, leaseMs: number): Promise<Job[]>
-  complete(queue: string, id: string, token: number): Promise<void>
   completeMany(queue: string, jobs: readonly JobRef[]): Promise<Verdict<undefined>[]>
   /** Settle a failed attempt: `retry(queue, id, token, {delayMs, maxAttempts, error})`. */
   retry(queue: string, id: string, token: number, options?: RetryOptions): Promise<RetryOutcome>
@@ -394,36 +403,18 @@ export declare class Client implements AsyncDisposable {
     maxAttempts: number,
     error: string,
   ): Promise<RetryOutcome>
-  extend(queue: string, id: string, token: number, leaseMs: number): Promise<void>
   extendMany(queue: string, jobs: readonly JobRef[], leaseMs: number): Promise<Verdict<undefined>[]>
-  /** Due scheduled jobs → pending; how many moved. `limit` default 1000. */
-  promote(queue: string, limit?: number): Promise<number>
-  /** Lapsed leases → pending; how many moved. `limit` default 1000. */
-  reap(queue: string, limit?: number): Promise<number>
-  /** Lapsed leases: back to pending, or dead (`stalled`) at `maxStalls` stalls. */
-  reapStalled(queue: string, limit: number, maxStalls: number): Promise<Reaped>
   /**
    * Create or update the repeatable job `name` (wire 2.1.0). The same spec again
    * keeps its slot and count and replaces the payload; bad input rejects with
    * `EMQ_INVALID_ARGUMENT` and writes nothing.
    */
   upsertRepeat(queue: string, name: string, options: RepeatOptions): Promise<Repeat>
-  /** Take a repeat off the schedule and delete it; `false` when there was none. */
-  removeRepeat(queue: string, name: string): Promise<boolean>
   /** Every repeat of the queue, soonest slot first. */
   listRepeats(queue: string): Promise<Repeat[]>
-  /** The repeat pump: fire due repeats (one job per slot); how many jobs. `limit` default 1000. */
-  fireRepeats(queue: string, limit?: number): Promise<number>
-  /** At most `n` jobs active across every worker (0 removes the ceiling). */
-  setConcurrency(queue: string, n: number): Promise<void>
-  /** At most `max` claims per `perMs` window (0 removes the limit). */
-  setRateLimit(queue: string, max: number, perMs: number): Promise<void>
-  /** From a handler (say after HTTP 429): park the job, pause claims for `ms`. */
-  rateLimit(queue: string, id: string, token: number, ms: number): Promise<void>
-  counts(queue: string): Promise<Counts>
   job(queue: string, id: string): Promise<JobInfo | null>
   /** Ids in one set: `browse(queue, set, {newestFirst, limit, range})`. */
-  browse(queue: string, set: BrowseSet, options: BrowseOptions): Promise<string[]>
+  browse(queue: string, set: BrowseSet, options?: BrowseOptions): Promise<string[]>
   /** The positional form. `newestFirst` default false, `limit` default 100. */
   browse(
     queue: string,
@@ -432,45 +423,40 @@ export declare class Client implements AsyncDisposable {
     limit?: number,
     range?: TimeRange | null,
   ): Promise<string[]>
-  pause(queue: string): Promise<void>
-  resume(queue: string): Promise<void>
-  /** Whether the job's row exists (in any state). */
-  exists(queue: string, id: string): Promise<boolean>
-  isPaused(queue: string): Promise<boolean>
-  requeueDead(queue: string, id: string): Promise<void>
-  remove(queue: string, id: string): Promise<void>
-  /** Every queue of the deployment (SCAN over the key grammar), sorted. */
-  queues(): Promise<string[]>
-  /** Delete waiting jobs (pending; scheduled too when asked), oldest first; active jobs survive. */
-  drain(queue: string, includeScheduled?: boolean, limit?: number | null): Promise<number>
-  /** Delete dead jobs (rows and logs), oldest first; only those older than `olderThanMs` when given. */
-  purgeDead(queue: string, olderThanMs?: number | null, limit?: number | null): Promise<number>
-  /** Put dead jobs back to pending, oldest first, as `requeueDead` does. */
-  requeueAllDead(queue: string, limit?: number | null): Promise<number>
-  bundleMismatches(): Promise<BundleMismatch[]>
-  /**
-   * Later calls reject with `EMQ_CLOSED` at once; resolves once the queue events of calls
-   * that answered before it are published (at most 1 s), keeping the process alive until then.
-   */
-  close(): Promise<void>
   /** Subscribe to `emq:{q}:events` on a connection of its own; resolves once subscribed. */
   subscribe(queue: string): Promise<Subscription>
   /** Wait for job `id` to complete or go dead (rejects `EMQ_TIMEOUT` after `timeoutMs`). */
   waitFor(queue: string, id: string, timeoutMs: number): Promise<Settled>
   /** The holder records how far job `id` got: a number or a small JSON value (2.1.0). */
   updateProgress(queue: string, id: string, token: number, value: unknown): Promise<void>
-  /** Append `line` to job `id`'s log, keeping the newest `maxLines` (default 1000); resolves to its length. */
-  log(queue: string, id: string, line: string, maxLines?: number | null): Promise<number>
-  /** Lines `start..=end` of job `id`'s log (LRANGE indexes; default all). */
-  logs(queue: string, id: string, start?: number, end?: number): Promise<string[]>
   /** The value a worker kept for job `id` (`keepResultMs`), or null. */
   result(queue: string, id: string): Promise<Buffer | null>
-  /** The kept result once job `id` completes; rejects `EMQ_JOB_DEAD` (`lastError`), `EMQ_GONE`, `EMQ_TIMEOUT`. */
-  waitForResult(queue: string, id: string, timeoutMs: number): Promise<Buffer>
-  /** Prometheus text exposition for `queues`. */
-  metricsText(queues: string[]): Promise<string>
+}
+
+/**
+ * The client: every verb of docs/API.md as a method returning a Promise that
+ * rejects with an `EchoMQError`.
+ */
+export declare class Client implements AsyncDisposable {
+  private constructor()
+  /** The node id mixed into the ids this client mints. */
+  readonly nodeId: number
+  /** A handle on one queue (throws `EMQ_INVALID_QUEUE` at once for a bad name). */
+  queue(name: string): Queue
   /** `await using client = await connect()`: `close()` at the end of the scope. */
   [Symbol.asyncDispose](): Promise<void>
+}
+/** Its verbs: those written out above, and every other native one as it is. */
+export interface Client extends ClientOwn, Forwarded<Omit<NativeClient, NativeOnly | keyof ClientOwn>> {}
+
+/** The queue handle's own members (`retry` and `browse`: one form of the client's two). */
+interface QueueOwn {
+  /** Settle a failed attempt: `retry(id, token, {delayMs, maxAttempts, error})`. */
+  retry(id: string, token: number, options?: RetryOptions): Promise<RetryOutcome>
+  /** Ids in one set: `browse(set, {newestFirst, limit, range})`. */
+  browse(set: BrowseSet, options?: BrowseOptions): Promise<string[]>
+  /** `new Worker(client, name, handler, options)`. */
+  worker(handler: Handler, options?: WorkerOptions): Worker
 }
 
 /** One queue of a `Client` (`client.queue('emails')`): its verbs without the name. */
@@ -478,48 +464,9 @@ export declare class Queue {
   private constructor()
   readonly name: string
   readonly client: Client
-  enqueue(payload: Payload, options?: EnqueueOptions): Promise<Enqueued>
-  enqueueMany(items: readonly EnqueueItem[]): Promise<Verdict<Enqueued>[]>
-  claim(leaseMs: number): Promise<Job | null>
-  claimMany(max: number, leaseMs: number): Promise<Job[]>
-  complete(id: string, token: number): Promise<void>
-  completeMany(jobs: readonly JobRef[]): Promise<Verdict<undefined>[]>
-  retry(id: string, token: number, options?: RetryOptions): Promise<RetryOutcome>
-  extend(id: string, token: number, leaseMs: number): Promise<void>
-  extendMany(jobs: readonly JobRef[], leaseMs: number): Promise<Verdict<undefined>[]>
-  promote(limit?: number): Promise<number>
-  reap(limit?: number): Promise<number>
-  reapStalled(limit: number, maxStalls: number): Promise<Reaped>
-  setConcurrency(n: number): Promise<void>
-  setRateLimit(max: number, perMs: number): Promise<void>
-  rateLimit(id: string, token: number, ms: number): Promise<void>
-  updateProgress(id: string, token: number, value: unknown): Promise<void>
-  log(id: string, line: string, maxLines?: number | null): Promise<number>
-  upsertRepeat(name: string, options: RepeatOptions): Promise<Repeat>
-  removeRepeat(name: string): Promise<boolean>
-  listRepeats(): Promise<Repeat[]>
-  fireRepeats(limit?: number): Promise<number>
-  counts(): Promise<Counts>
-  job(id: string): Promise<JobInfo | null>
-  browse(set: BrowseSet, options?: BrowseOptions): Promise<string[]>
-  pause(): Promise<void>
-  resume(): Promise<void>
-  /** Whether the job's row exists (in any state). */
-  exists(id: string): Promise<boolean>
-  isPaused(): Promise<boolean>
-  requeueDead(id: string): Promise<void>
-  remove(id: string): Promise<void>
-  drain(includeScheduled?: boolean, limit?: number | null): Promise<number>
-  purgeDead(olderThanMs?: number | null, limit?: number | null): Promise<number>
-  requeueAllDead(limit?: number | null): Promise<number>
-  subscribe(): Promise<Subscription>
-  waitFor(id: string, timeoutMs: number): Promise<Settled>
-  logs(id: string, start?: number, end?: number): Promise<string[]>
-  result(id: string): Promise<Buffer | null>
-  waitForResult(id: string, timeoutMs: number): Promise<Buffer>
-  /** `new Worker(client, name, handler, options)`. */
-  worker(handler: Handler, options?: WorkerOptions): Worker
 }
+/** The client's per-queue verbs, the queue name given. */
+export interface Queue extends QueueOwn, PerQueue<Omit<Client, 'queue' | keyof QueueOwn>> {}
 
 // ---- observability ----------------------------------------------------------------
 
@@ -743,3 +690,7 @@ export declare function classify(key: string | Buffer): KeyClass
 export declare function slot(key: string | Buffer): number
 /** `echomq:2.0.0` */
 export declare function protocolVersion(): string
+
+// Only the declarations marked `export` are the package's (the helper types
+// above are not).
+export {}

@@ -91,7 +91,16 @@ impl Deferred {
 /// Run `fut` on the core's runtime and settle the returned Promise from
 /// there: `convert` builds the JS value on the JS thread; a core error
 /// rejects with the coded error object.
-pub(crate) fn promise<'env, T, D, F, C>(env: &'env Env, fut: F, convert: C) -> Result<Object<'env>>
+///
+/// The Promise is typed by what `convert` builds (`PromiseRaw<'env, D>`), so
+/// a `#[napi]` method returning it is declared `Promise<D's TypeScript type>`
+/// in native.d.ts, checked by the compiler against `convert` (index.d.ts
+/// derives `Client` and `Queue` from those declarations).
+pub(crate) fn promise<'env, T, D, F, C>(
+    env: &'env Env,
+    fut: F,
+    convert: C,
+) -> Result<PromiseRaw<'env, D>>
 where
     T: Send + 'static,
     F: Future<Output = echomq::Result<T>> + Send + 'static,
@@ -104,7 +113,7 @@ where
         // of leaving the Promise (and the pending count) unsettled for ever.
         settle(echomq::runtime::caught(fut).await);
     });
-    Ok(Object::from_raw(env.raw(), promise))
+    Ok(PromiseRaw::new(env.raw(), promise))
 }
 
 /// As [`promise`], for a one-in-flight verb (an enqueue): the core's caller
@@ -115,7 +124,7 @@ pub(crate) fn promise_direct<'env, T, D, F, Fut, C>(
     client: &echomq::Client,
     call: F,
     convert: C,
-) -> Result<Object<'env>>
+) -> Result<PromiseRaw<'env, D>>
 where
     T: Send + 'static,
     F: FnOnce(echomq::Client) -> Fut + Send + 'static,
@@ -125,7 +134,7 @@ where
 {
     let (settle, promise) = pending(env, convert)?;
     echomq::caller::spawn(client, call, settle);
-    Ok(Object::from_raw(env.raw(), promise))
+    Ok(PromiseRaw::new(env.raw(), promise))
 }
 
 /// A new Promise and what settles it, from any thread, exactly once.

@@ -42,10 +42,15 @@ impl From<Enqueued> for EnqueuedJs {
     }
 }
 
-#[napi(object)]
+// `Job`, `Counts`, `BundleMismatch` (and `Reaped`): the answers of plain
+// verbs, declared in native.d.ts under the names index.d.ts re-exports.
+
+/// A claimed job.
+#[napi(object, js_name = "Job")]
 pub struct JobJs {
     pub id: String,
     pub payload: Buffer,
+    /// The fencing token: pass it back to settle.
     pub token: f64,
     /// Which attempt this claim is (1 on the first claim).
     pub attempts: f64,
@@ -77,13 +82,16 @@ pub struct JobRef {
     pub token: f64,
 }
 
-#[napi(object)]
+/// A queue's job counts by state, and its totals.
+#[napi(object, js_name = "Counts")]
 pub struct CountsJs {
     pub pending: f64,
     pub active: f64,
     pub scheduled: f64,
     pub dead: f64,
+    /// Jobs completed since the queue began.
     pub completed: f64,
+    /// Jobs dead-lettered since the queue began.
     pub failed: f64,
 }
 
@@ -135,7 +143,8 @@ pub struct TimeRangeJs {
     pub to_ms: f64,
 }
 
-#[napi(object)]
+/// A field of the script bundle where this client and the server differ.
+#[napi(object, js_name = "BundleMismatch")]
 pub struct BundleMismatchJs {
     pub field: String,
     pub ours: String,
@@ -185,7 +194,7 @@ pub fn connect<'env>(
     env: &'env Env,
     url: Option<String>,
     options: Option<ConnectOptionsJs>,
-) -> Result<Object<'env>> {
+) -> Result<PromiseRaw<'env, NativeClient>> {
     let options = connect_options(env, options)?;
     let url = url.unwrap_or_else(echomq::defaults::url);
     promise(
@@ -231,7 +240,7 @@ impl NativeClient {
         env: &'env Env,
         queue: String,
         lease_ms: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, Option<JobJs>>> {
         let c = self.inner.clone();
         let lease = uint(env, "leaseMs", lease_ms)?;
         promise(env, async move { c.claim(&queue, lease).await }, |_, j| {
@@ -246,7 +255,7 @@ impl NativeClient {
         queue: String,
         max: f64,
         lease_ms: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, Vec<JobJs>>> {
         let c = self.inner.clone();
         let (max, lease) = (uint(env, "max", max)?, uint(env, "leaseMs", lease_ms)?);
         promise(
@@ -263,7 +272,7 @@ impl NativeClient {
         queue: String,
         id: String,
         token: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, ()>> {
         let c = self.inner.clone();
         let token = uint(env, "token", token)?;
         promise(
@@ -279,7 +288,7 @@ impl NativeClient {
         env: &'env Env,
         queue: String,
         jobs: Vec<JobRef>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, Vec<Option<Error>>>> {
         let c = self.inner.clone();
         let jobs = refs(env, jobs)?;
         promise(
@@ -300,7 +309,7 @@ impl NativeClient {
         delay_ms: f64,
         max_attempts: f64,
         error: String,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, &'static str>> {
         let c = self.inner.clone();
         let token = uint(env, "token", token)?;
         let delay = uint(env, "delayMs", delay_ms)?;
@@ -321,7 +330,7 @@ impl NativeClient {
         id: String,
         token: f64,
         options: Option<RetryOptionsJs>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, &'static str>> {
         let c = self.inner.clone();
         let token = uint(env, "token", token)?;
         let d = echomq::RetryOptions::default();
@@ -348,7 +357,7 @@ impl NativeClient {
         id: String,
         token: f64,
         lease_ms: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, ()>> {
         let c = self.inner.clone();
         let (token, lease) = (uint(env, "token", token)?, uint(env, "leaseMs", lease_ms)?);
         promise(
@@ -365,7 +374,7 @@ impl NativeClient {
         queue: String,
         jobs: Vec<JobRef>,
         lease_ms: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, Vec<Option<Error>>>> {
         let c = self.inner.clone();
         let jobs = refs(env, jobs)?;
         let lease = uint(env, "leaseMs", lease_ms)?;
@@ -376,13 +385,14 @@ impl NativeClient {
         )
     }
 
+    /// Due scheduled jobs → pending; how many moved. `limit` default 1000.
     #[napi]
     pub fn promote<'env>(
         &self,
         env: &'env Env,
         queue: String,
         limit: Option<f64>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, f64>> {
         let c = self.inner.clone();
         let limit = uint_or(env, "limit", limit, echomq::defaults::PUMP_LIMIT)?;
         promise(
@@ -392,13 +402,14 @@ impl NativeClient {
         )
     }
 
+    /// Lapsed leases → pending; how many moved. `limit` default 1000.
     #[napi]
     pub fn reap<'env>(
         &self,
         env: &'env Env,
         queue: String,
         limit: Option<f64>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, f64>> {
         let c = self.inner.clone();
         let limit = uint_or(env, "limit", limit, echomq::defaults::PUMP_LIMIT)?;
         promise(env, async move { c.reap(&queue, limit).await }, |_, n| {
@@ -407,7 +418,11 @@ impl NativeClient {
     }
 
     #[napi]
-    pub fn counts<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
+    pub fn counts<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+    ) -> Result<PromiseRaw<'env, CountsJs>> {
         let c = self.inner.clone();
         promise(env, async move { c.counts(&queue).await }, |_, n| {
             Ok(CountsJs::from(n))
@@ -415,7 +430,12 @@ impl NativeClient {
     }
 
     #[napi]
-    pub fn job<'env>(&self, env: &'env Env, queue: String, id: String) -> Result<Object<'env>> {
+    pub fn job<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        id: String,
+    ) -> Result<PromiseRaw<'env, Option<JobInfoJs>>> {
         let c = self.inner.clone();
         promise(env, async move { c.job(&queue, &id).await }, |_, j| {
             Ok(j.map(JobInfoJs::from))
@@ -431,7 +451,7 @@ impl NativeClient {
         newest_first: bool,
         limit: Option<f64>,
         range: Option<TimeRangeJs>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, Vec<String>>> {
         let c = self.inner.clone();
         let set = BrowseSet::parse(&set).map_err(|e| to_js(env, &e))?;
         let limit = uint_or(env, "limit", limit, echomq::defaults::BROWSE_LIMIT)?;
@@ -450,19 +470,25 @@ impl NativeClient {
     }
 
     #[napi]
-    pub fn pause<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
+    pub fn pause<'env>(&self, env: &'env Env, queue: String) -> Result<PromiseRaw<'env, ()>> {
         let c = self.inner.clone();
         promise(env, async move { c.pause(&queue).await }, |_, ()| Ok(()))
     }
 
     #[napi]
-    pub fn resume<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
+    pub fn resume<'env>(&self, env: &'env Env, queue: String) -> Result<PromiseRaw<'env, ()>> {
         let c = self.inner.clone();
         promise(env, async move { c.resume(&queue).await }, |_, ()| Ok(()))
     }
 
+    /// Whether the job's row exists (in any state).
     #[napi]
-    pub fn exists<'env>(&self, env: &'env Env, queue: String, id: String) -> Result<Object<'env>> {
+    pub fn exists<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        id: String,
+    ) -> Result<PromiseRaw<'env, bool>> {
         let c = self.inner.clone();
         promise(env, async move { c.exists(&queue, &id).await }, |_, b| {
             Ok(b)
@@ -470,7 +496,7 @@ impl NativeClient {
     }
 
     #[napi]
-    pub fn is_paused<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
+    pub fn is_paused<'env>(&self, env: &'env Env, queue: String) -> Result<PromiseRaw<'env, bool>> {
         let c = self.inner.clone();
         promise(env, async move { c.is_paused(&queue).await }, |_, b| Ok(b))
     }
@@ -481,7 +507,7 @@ impl NativeClient {
         env: &'env Env,
         queue: String,
         id: String,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, ()>> {
         let c = self.inner.clone();
         promise(
             env,
@@ -491,15 +517,22 @@ impl NativeClient {
     }
 
     #[napi]
-    pub fn remove<'env>(&self, env: &'env Env, queue: String, id: String) -> Result<Object<'env>> {
+    pub fn remove<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        id: String,
+    ) -> Result<PromiseRaw<'env, ()>> {
         let c = self.inner.clone();
         promise(env, async move { c.remove(&queue, &id).await }, |_, ()| {
             Ok(())
         })
     }
 
-    /// Synchronous in the core (the fence recorded them at connect).
-    /// Throws `EMQ_CLOSED` once the client is closed.
+    /// The script-bundle fields where this client and the server differ
+    /// (recorded by the fence at connect). Rejects with `EMQ_CLOSED` once the
+    /// client is closed.
+    // Synchronous in the core and here; `index.js` forwards it as a Promise.
     #[napi]
     pub fn bundle_mismatches(&self, env: Env) -> Result<Vec<BundleMismatchJs>> {
         let found = self
@@ -516,12 +549,11 @@ impl NativeClient {
             .collect())
     }
 
-    /// Closes at once (later calls reject with `EMQ_CLOSED`); the Promise
-    /// settles once the queue events of calls that answered before it are
-    /// published (at most `CLOSE_FLUSH`, 1 s), and keeps the process alive
-    /// until then.
+    /// Later calls reject with `EMQ_CLOSED` at once; resolves once the queue events of calls
+    /// that answered before it are published (at most 1 s, the core's `CLOSE_FLUSH`), keeping
+    /// the process alive until then.
     #[napi]
-    pub fn close<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
+    pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         let closed = self.inner.close_and_wait();
         promise(
             env,

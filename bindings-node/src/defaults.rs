@@ -83,7 +83,7 @@ pub fn option_schema() -> Vec<OptionSpecJs> {
 /// Test-only: a Promise whose core future panics, to prove it rejects with
 /// `EMQ_INTERNAL` (and the process can still exit) instead of hanging.
 #[napi(js_name = "_panicInCoreForTests")]
-pub fn panic_in_core_for_tests(env: &Env) -> Result<Object<'_>> {
+pub fn panic_in_core_for_tests(env: &Env) -> Result<PromiseRaw<'_, ()>> {
     promise(
         env,
         async {

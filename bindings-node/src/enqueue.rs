@@ -82,9 +82,9 @@ impl NativeClient {
         &self,
         env: &'env Env,
         queue: String,
-        payload_value: Unknown<'_>,
+        #[napi(ts_arg_type = "Buffer | Uint8Array | string")] payload_value: Unknown<'_>,
         options_value: Option<EnqueueOptionsJs>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, EnqueuedJs>> {
         let p = payload(env, payload_value)?;
         let options = options(env, "", options_value)?;
         promise_direct(
@@ -102,8 +102,11 @@ impl NativeClient {
         &self,
         env: &'env Env,
         queue: String,
+        #[napi(
+            ts_arg_type = "Array<Buffer | Uint8Array | string | ({ payload: Buffer | Uint8Array | string } & EnqueueOptionsJs)>"
+        )]
         items: Vec<Unknown<'_>>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, Vec<Either<EnqueuedJs, Error>>>> {
         let c = self.inner.clone();
         let items = items
             .into_iter()

@@ -12,11 +12,11 @@ use crate::client::NativeClient;
 use crate::convert::{promise, uint};
 
 /// What one stall-capped reap did.
-#[napi(object)]
+#[napi(object, js_name = "Reaped")]
 pub struct ReapedJs {
     /// Ids returned to pending.
     pub recovered: Vec<String>,
-    /// Ids dead-lettered with `lastError` `stalled`.
+    /// Ids dead-lettered with `lastError` `'stalled'`.
     pub dead: Vec<String>,
 }
 
@@ -32,6 +32,7 @@ impl From<Reaped> for ReapedJs {
 
 #[napi]
 impl NativeClient {
+    /// Lapsed leases: back to pending, or dead (`stalled`) at `maxStalls` stalls.
     #[napi]
     pub fn reap_stalled<'env>(
         &self,
@@ -39,7 +40,7 @@ impl NativeClient {
         queue: String,
         limit: f64,
         max_stalls: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, ReapedJs>> {
         let c = self.inner.clone();
         let (limit, max_stalls) = (
             uint(env, "limit", limit)?,
@@ -52,13 +53,14 @@ impl NativeClient {
         )
     }
 
+    /// At most `n` jobs active across every worker (0 removes the ceiling).
     #[napi]
     pub fn set_concurrency<'env>(
         &self,
         env: &'env Env,
         queue: String,
         n: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, ()>> {
         let (c, n) = (self.inner.clone(), uint(env, "n", n)?);
         promise(
             env,
@@ -67,6 +69,7 @@ impl NativeClient {
         )
     }
 
+    /// At most `max` claims per `perMs` window (0 removes the limit).
     #[napi]
     pub fn set_rate_limit<'env>(
         &self,
@@ -74,7 +77,7 @@ impl NativeClient {
         queue: String,
         max: f64,
         per_ms: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, ()>> {
         let c = self.inner.clone();
         let (max, per_ms) = (uint(env, "max", max)?, uint(env, "perMs", per_ms)?);
         promise(
@@ -84,6 +87,7 @@ impl NativeClient {
         )
     }
 
+    /// From a handler (say after HTTP 429): park the job, pause claims for `ms`.
     #[napi]
     pub fn rate_limit<'env>(
         &self,
@@ -92,7 +96,7 @@ impl NativeClient {
         id: String,
         token: f64,
         ms: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, ()>> {
         let c = self.inner.clone();
         let (token, ms) = (uint(env, "token", token)?, uint(env, "ms", ms)?);
         promise(

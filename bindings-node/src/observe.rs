@@ -209,7 +209,7 @@ impl NativeClient {
         queue: String,
         on_event: Function<'_, QueueEventJs, ()>,
         on_end: Function<'_, (), ()>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, NativeSubscription>> {
         let events: Callback<QueueEventJs, false> = on_event
             .build_threadsafe_function::<QueueEventJs>()
             .callee_handled::<false>()
@@ -249,7 +249,7 @@ impl NativeClient {
         queue: String,
         id: String,
         timeout_ms: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, SettledJs>> {
         let timeout = Duration::from_millis(uint(env, "timeoutMs", timeout_ms)?);
         let c = self.inner.clone();
         promise(
@@ -272,7 +272,11 @@ impl NativeClient {
 
     /// Prometheus text exposition for `queues`.
     #[napi]
-    pub fn metrics_text<'env>(&self, env: &'env Env, queues: Vec<String>) -> Result<Object<'env>> {
+    pub fn metrics_text<'env>(
+        &self,
+        env: &'env Env,
+        queues: Vec<String>,
+    ) -> Result<PromiseRaw<'env, String>> {
         let c = self.inner.clone();
         promise(
             env,

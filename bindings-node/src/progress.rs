@@ -34,7 +34,7 @@ impl NativeClient {
         id: String,
         token: f64,
         progress: String,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, ()>> {
         let token = uint(env, "token", token)?;
         let c = self.inner.clone();
         promise(
@@ -44,7 +44,7 @@ impl NativeClient {
         )
     }
 
-    /// Append `line` to job `id`'s log; resolves to the log's length.
+    /// Append `line` to job `id`'s log, keeping the newest `maxLines` (default 1000); resolves to its length.
     #[napi]
     pub fn log<'env>(
         &self,
@@ -53,7 +53,7 @@ impl NativeClient {
         id: String,
         line: String,
         max_lines: Option<f64>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, f64>> {
         let max_lines = max_lines.map(|m| uint(env, "maxLines", m)).transpose()?;
         let c = self.inner.clone();
         promise(
@@ -63,7 +63,7 @@ impl NativeClient {
         )
     }
 
-    /// Lines `start..=end` of job `id`'s log (LRANGE indexes).
+    /// Lines `start..=end` of job `id`'s log (LRANGE indexes; default all).
     #[napi]
     pub fn logs<'env>(
         &self,
@@ -72,7 +72,7 @@ impl NativeClient {
         id: String,
         start: Option<f64>,
         end: Option<f64>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, Vec<String>>> {
         let start = index(env, "start", start.unwrap_or(0.0))?;
         let end = index(env, "end", end.unwrap_or(-1.0))?;
         let c = self.inner.clone();
@@ -85,7 +85,12 @@ impl NativeClient {
 
     /// The kept result of job `id` (a Buffer), or null.
     #[napi]
-    pub fn result<'env>(&self, env: &'env Env, queue: String, id: String) -> Result<Object<'env>> {
+    pub fn result<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+        id: String,
+    ) -> Result<PromiseRaw<'env, Option<Buffer>>> {
         let c = self.inner.clone();
         promise(
             env,
@@ -94,7 +99,7 @@ impl NativeClient {
         )
     }
 
-    /// Wait up to `timeoutMs` for job `id`'s kept result (a Buffer).
+    /// The kept result once job `id` completes; rejects `EMQ_JOB_DEAD` (`lastError`), `EMQ_GONE`, `EMQ_TIMEOUT`.
     #[napi]
     pub fn wait_for_result<'env>(
         &self,
@@ -102,7 +107,7 @@ impl NativeClient {
         queue: String,
         id: String,
         timeout_ms: f64,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, Buffer>> {
         let timeout = Duration::from_millis(uint(env, "timeoutMs", timeout_ms)?);
         let c = self.inner.clone();
         promise(

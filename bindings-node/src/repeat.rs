@@ -69,9 +69,9 @@ impl NativeClient {
         env: &'env Env,
         queue: String,
         name: String,
-        payload_value: Unknown<'_>,
+        #[napi(ts_arg_type = "Buffer | Uint8Array | string")] payload_value: Unknown<'_>,
         options: RepeatOptionsJs,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, RepeatJs>> {
         let (c, p) = (self.inner.clone(), payload(env, payload_value)?);
         let options = RepeatOptions {
             every_ms: opt(env, "everyMs", options.every_ms)?,
@@ -88,13 +88,14 @@ impl NativeClient {
         )
     }
 
+    /// Take a repeat off the schedule and delete it; `false` when there was none.
     #[napi]
     pub fn remove_repeat<'env>(
         &self,
         env: &'env Env,
         queue: String,
         name: String,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, bool>> {
         let c = self.inner.clone();
         promise(
             env,
@@ -104,7 +105,11 @@ impl NativeClient {
     }
 
     #[napi]
-    pub fn list_repeats<'env>(&self, env: &'env Env, queue: String) -> Result<Object<'env>> {
+    pub fn list_repeats<'env>(
+        &self,
+        env: &'env Env,
+        queue: String,
+    ) -> Result<PromiseRaw<'env, Vec<RepeatJs>>> {
         let c = self.inner.clone();
         promise(
             env,
@@ -113,13 +118,14 @@ impl NativeClient {
         )
     }
 
+    /// The repeat pump: fire due repeats (one job per slot); how many jobs. `limit` default 1000.
     #[napi]
     pub fn fire_repeats<'env>(
         &self,
         env: &'env Env,
         queue: String,
         limit: Option<f64>,
-    ) -> Result<Object<'env>> {
+    ) -> Result<PromiseRaw<'env, f64>> {
         let c = self.inner.clone();
         let limit = uint_or(env, "limit", limit, echomq::defaults::PUMP_LIMIT)?;
         promise(

@@ -215,6 +215,7 @@ impl NativeClient {
         &self,
         env: &Env,
         queue: String,
+        #[napi(ts_arg_type = "(jobs: Array<HandlerJob>) => Promise<Array<HandlerVerdict | null>>")]
         dispatch: Function<'_, Vec<HandlerJob>, Verdicts>,
         options: Option<WorkerOptionsJs>,
     ) -> Result<NativeWorker> {
@@ -242,7 +243,7 @@ fn release(slot: &Slot) {
 impl NativeWorker {
     /// Run until `stop()`, drain, release the handler; resolves then.
     #[napi]
-    pub fn run<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
+    pub fn run<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         let (worker, slot) = (self.inner.clone(), self.handler.clone());
         promise(
             env,

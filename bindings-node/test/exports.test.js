@@ -56,6 +56,15 @@ test('index.d.ts declares exactly the runtime exports; index.d.mts re-exports th
   assert.deepEqual(root.import, { types: './index.d.mts', default: './index.mjs' })
   assert.deepEqual(root.require, { types: './index.d.ts', default: './index.js' })
   for (const f of ['index.d.ts', 'index.d.mts', 'index.js', 'index.mjs']) assert.ok(pkg.files.includes(f), f)
+  // What the declarations import ships with them (index.d.ts derives Client
+  // and Queue from the napi declarations, native.d.ts).
+  for (const f of ['index.d.ts', 'index.d.mts']) {
+    const text = readFileSync(join(PKG, f), 'utf8')
+    for (const [, spec] of text.matchAll(/^(?:import|export)\b.* from '(\.\/[^']+)'$/gm)) {
+      const file = spec.replace(/\.js$/, '') + '.d.ts'
+      assert.ok(pkg.files.includes(file.slice(2)), `${f} imports ${spec}: ${file.slice(2)} is in package.json files`)
+    }
+  }
 })
 
 test('tsc resolves an ES module importing echomq to the ESM declarations', () => {

@@ -27,7 +27,7 @@ test('npm pack includes the platform binary, and the tarball installs and works 
   )[0]
   const files = packed.files.map((f) => f.path).sort()
   assert.ok(files.includes(`echomq.${triple()}.node`), files.join(' '))
-  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'native.js', 'package.json', 'scripts/install.js', 'bin/emq.js']) {
+  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'native.d.ts', 'native.js', 'package.json', 'scripts/install.js', 'bin/emq.js']) {
     assert.ok(files.includes(f), f)
   }
   assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('test/') || f.endsWith('.rs')), files.join(' '))
@@ -72,6 +72,37 @@ test('npm pack includes the platform binary, and the tarball installs and works 
   )
   assert.equal(esm.status, 0, esm.stderr)
   assert.equal(esm.stdout.trim(), 'echomq:2.1.0 1')
+
+  // The installed declarations type-check as a user compiles against them:
+  // index.d.ts derives Client and Queue from the napi declarations it ships
+  // (native.d.ts), so a plain verb is typed on both.
+  writeFileSync(
+    join(app, 'typed.ts'),
+    `import { connect, type Counts, type Job } from 'echomq'
+     export async function main(): Promise<void> {
+       await using client = await connect()
+       const q = client.queue('packed')
+       const found: boolean = await q.exists('JOB0000000000001')
+       const job: Job | null = await q.claim(1000)
+       const counts: Counts = await client.counts('packed')
+       console.log(found, job?.attempts, counts.completed)
+     }
+     // @ts-expect-error: a queue handle takes no queue name
+     export const wrong = (c: import('echomq').Client) => c.queue('packed').exists('packed', 'id')
+    `
+  )
+  const tsc = spawnSync(
+    process.execPath,
+    [
+      join(PKG, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '--noEmit', '--strict', '--skipLibCheck', 'false',
+      '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--lib', 'es2022,esnext.disposable',
+      '--types', 'node', '--typeRoots', join(PKG, 'node_modules', '@types'),
+      'typed.ts',
+    ],
+    { cwd: app, encoding: 'utf8', timeout: 60000 }
+  )
+  assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr)
 
   // The operator's command ships as the package's bin: `npx emq`.
   const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx'
