@@ -46,7 +46,7 @@ if (dev.version !== args.version) {
 }
 const main = join(args.stage, 'echomq')
 // prom.js: promClientCollector() requires it (it was missing from the tarball).
-for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'native.js', 'prom.js', 'scripts/install.js', 'bin/emq.js', 'README.md']) {
+for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'native.d.ts', 'native.js', 'prom.js', 'scripts/install.js', 'bin/emq.js', 'README.md']) {
   copy(join(NODE, f), join(main, f))
 }
 for (const f of LICENSES) copy(join(ROOT, f), join(main, f))
@@ -77,6 +77,7 @@ writeJson(join(main, 'package.json'), {
     'index.mjs',
     'index.d.ts',
     'index.d.mts',
+    'native.d.ts',
     'native.js',
     'prom.js',
     'scripts/install.js',

@@ -83,6 +83,17 @@ echo "$node_out"
 esm_out=$(cd "$app" && norust node roundtrip.mjs)
 expect "node ESM protocol" "$esm_out" "echomq:2.1.0"
 
+# The installed declarations type-check as a user compiles against them:
+# index.d.ts derives Client's and Queue's plain verbs from the native.d.ts it
+# ships (attw does not notice that file missing; tsc does).
+say "dist test, Node: tsc --strict on a user file against the installed package"
+cp tests/dist/typed.ts "$app/"
+[ -f bindings-node/node_modules/typescript/bin/tsc ] \
+  || (cd bindings-node && npm ci --no-audit --no-fund --loglevel=error)
+(cd "$app" && node "$ROOT/bindings-node/node_modules/typescript/bin/tsc" --noEmit --strict \
+  --module node16 --moduleResolution node16 --target es2022 --lib es2022,esnext.disposable \
+  --types node --typeRoots "$ROOT/bindings-node/node_modules/@types" typed.ts)
+
 # TypeScript resolves `import` to index.d.mts and `require` to index.d.ts: the
 # checker, from the npm registry into a tools directory (not a dependency of
 # the package), judges the tarball in every resolution mode and fails on any

@@ -13,6 +13,13 @@ say "node: $(node --version), npm $(npm --version)"
 npm ci --no-audit --no-fund
 say "node: build the addon (napi build --platform --release)"
 npm run build
+# native.d.ts is committed (index.d.ts derives the verbs from it, and the npm
+# package ships it): the build just regenerated it from the #[napi] methods,
+# so a difference is a verb whose declarations were not committed.
+if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+  git -C "$ROOT" diff --exit-code -- bindings-node/native.d.ts \
+    || { echo "bindings-node/native.d.ts differs from the build's: commit the regenerated file" >&2; exit 1; }
+fi
 # bin/emq.js runs the emq executable beside the addon (pack.test.js checks it).
 stage_emq "$ROOT/bindings-node/emq"
 # The cross-runtime observability tests run Python processes next to Node
