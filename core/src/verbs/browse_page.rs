@@ -59,7 +59,14 @@ impl Client {
                 return Err(Error::invalid_argument("range from_ms is after to_ms"));
             }
         }
+        if set == BrowseSet::Prio {
+            self.require(crate::WireVersion::V2_2_0, "browse prio")?;
+            if range.is_some() {
+                return Err(crate::client::prio_range());
+            }
+        }
         let (key, by_lex) = match set {
+            BrowseSet::Prio => (&keys.prio, false),
             BrowseSet::Pending => (&keys.pending, true),
             BrowseSet::Dead => (&keys.dead, true),
             BrowseSet::Schedule => (&keys.schedule, false),
