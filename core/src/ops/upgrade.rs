@@ -589,7 +589,9 @@ impl Client {
         if back != Some(-9.0) || promoted != Some(-3.0) || left.is_some() {
             return Err(probe_failed(
                 p,
-                format!("released into {back:?}, promoted into {promoted:?}, {left:?} after remove"),
+                format!(
+                    "released into {back:?}, promoted into {promoted:?}, {left:?} after remove"
+                ),
             ));
         }
         passed(p);

@@ -21,7 +21,8 @@ pub struct BrowseEntry {
     /// The member's job id.
     pub id: BrandedId,
     /// Run-at (schedule) or lease deadline (active), unix ms; `None` for
-    /// pending and dead, whose order is the id's mint time.
+    /// pending and dead, whose order is the id's mint time, and for prio,
+    /// whose order is priority then mint time.
     pub score_ms: Option<u64>,
 }
 
@@ -127,7 +128,8 @@ impl Client {
                 .map(|(s, score)| {
                     Ok(BrowseEntry {
                         id: BrandedId::parse(&s)?,
-                        score_ms: (!by_lex).then_some(score as u64),
+                        // prio's score is -priority, not a time.
+                        score_ms: (!by_lex && set != BrowseSet::Prio).then_some(score as u64),
                     })
                 })
                 .collect::<Result<_>>()?
