@@ -170,7 +170,7 @@ pub use types::{
     BrowseSet, Counts, Enqueued, Job, JobInfo, JobState, Reaped, RetryOutcome, TimeRange,
     UpgradeReport, UpgradeStep,
 };
-pub use verb_options::{BrowseOptions, EnqueueOptions, RetryOptions};
+pub use verb_options::{BrowseOptions, EnqueueOptions, RetryOptions, MAX_PRIORITY};
 pub use wire::{WireVersion, PROTOCOL_VERSION};
 pub use worker::{
     Backoff, HandlerError, Output, Verdict, Worker, WorkerEvent, WorkerHandle, WorkerOptions,

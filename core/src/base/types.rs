@@ -189,6 +189,10 @@ pub enum BrowseSet {
     Schedule,
     /// Score = lease deadline (unix ms); the range filters by deadline.
     Active,
+    /// echomq:2.2.0: prioritized jobs waiting to be claimed, in claim order
+    /// (score = `-priority`: highest priority first, then mint order).
+    /// Browsed by rank only: a time range is refused (decision P.4).
+    Prio,
 }
 
 impl BrowseSet {
@@ -199,9 +203,10 @@ impl BrowseSet {
             "dead" => BrowseSet::Dead,
             "schedule" | "scheduled" => BrowseSet::Schedule,
             "active" => BrowseSet::Active,
+            "prio" => BrowseSet::Prio,
             other => {
                 return Err(Error::invalid_argument(format!(
-                    "cannot browse {other:?}: expected pending, dead, schedule or active"
+                    "cannot browse {other:?}: expected pending, dead, schedule, active or prio"
                 )))
             }
         })
@@ -214,6 +219,7 @@ impl BrowseSet {
             BrowseSet::Dead => "dead",
             BrowseSet::Schedule => "schedule",
             BrowseSet::Active => "active",
+            BrowseSet::Prio => "prio",
         }
     }
 }

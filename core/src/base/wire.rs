@@ -23,19 +23,32 @@ pub enum WireVersion {
     /// `echomq:2.1.0`: 2.0.0 plus the job-feature registrations (§8).
     #[default]
     V2_1_0,
+    /// `echomq:2.2.0` (in progress, PROTOCOL.md §8.5): 2.1.0 plus priorities
+    /// (the key `emq:{q}:prio`, the row field `priority`). Spoken only when
+    /// asked for (`wire_version`): the default moves once the minor is
+    /// complete (decision P.1).
+    V2_2_0,
 }
 
 impl WireVersion {
     /// Every version this client knows, oldest first.
-    pub const ALL: [WireVersion; 2] = [WireVersion::V2_0_0, WireVersion::V2_1_0];
-    /// The newest version: what a client speaks unless told otherwise.
+    pub const ALL: [WireVersion; 3] = [
+        WireVersion::V2_0_0,
+        WireVersion::V2_1_0,
+        WireVersion::V2_2_0,
+    ];
+    /// The newest released version: what a client speaks unless told otherwise.
     pub const NEWEST: WireVersion = WireVersion::V2_1_0;
+    /// The newest version this client knows, released or in progress (the
+    /// grammar keys are classified by).
+    pub const LATEST: WireVersion = WireVersion::V2_2_0;
 
     /// The value of `{emq}:version` for this version.
     pub fn as_str(self) -> &'static str {
         match self {
             WireVersion::V2_0_0 => "echomq:2.0.0",
             WireVersion::V2_1_0 => "echomq:2.1.0",
+            WireVersion::V2_2_0 => "echomq:2.2.0",
         }
     }
 
@@ -47,7 +60,7 @@ impl WireVersion {
             .find(|v| v.as_str().strip_prefix("echomq:") == Some(bare))
             .ok_or_else(|| {
                 Error::invalid_argument(format!(
-                    "unknown wire version {text:?}: expected echomq:2.0.0 or echomq:2.1.0"
+                    "unknown wire version {text:?}: expected echomq:2.0.0, echomq:2.1.0 or echomq:2.2.0"
                 ))
             })
     }
@@ -87,6 +100,8 @@ mod tests {
         assert_eq!(WireVersion::parse("2.1.0").unwrap(), WireVersion::V2_1_0);
         assert!(WireVersion::parse("echomq:3.0.0").is_err());
         assert!(WireVersion::V2_0_0 < WireVersion::V2_1_0);
+        assert!(WireVersion::V2_1_0 < WireVersion::V2_2_0);
+        assert_eq!(WireVersion::parse("2.2.0").unwrap(), WireVersion::LATEST);
         assert_eq!(WireVersion::default(), WireVersion::NEWEST);
         assert_eq!(crate::PROTOCOL_VERSION, WireVersion::NEWEST.as_str());
         let refused = WireVersion::V2_0_0

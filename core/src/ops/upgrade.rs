@@ -38,6 +38,11 @@ const PROBES: [&str; 9] = [
     "key wake + the claim's wake upkeep + next_due",
 ];
 
+/// The probes of the `echomq:2.2.0` registrations, run after 2.1.0's.
+const PROBES_2_2_0: [&str; 1] = [
+    "key prio, row field priority + enqueue_priority, schedule_priority, claim_priority, promote_routed, release_routed, remove_routed",
+];
+
 fn probe_failed(probe: &str, what: impl std::fmt::Display) -> Error {
     Error::new(
         ErrorKind::Server,
@@ -161,12 +166,14 @@ impl Client {
         };
         let mut touched = Vec::new();
         let mut passed = Vec::new();
-        let outcome = probe
-            .probes_2_1_0(scratch, &mut touched, &mut |p| {
-                on_step(UpgradeStep::ProbePassed { probe: p });
-                passed.push(p.to_string());
-            })
-            .await;
+        let mut pass = |p: &'static str| {
+            on_step(UpgradeStep::ProbePassed { probe: p });
+            passed.push(p.to_string());
+        };
+        let mut outcome = probe.probes_2_1_0(scratch, &mut touched, &mut pass).await;
+        if outcome.is_ok() && version >= WireVersion::V2_2_0 {
+            outcome = probe.probes_2_2_0(scratch, &mut touched, &mut pass).await;
+        }
         let keys = QueueKeys::new(scratch)?;
         let mut del = redis::cmd("DEL");
         del.arg(&keys.pending)
@@ -176,6 +183,7 @@ impl Client {
             .arg(&keys.meta)
             .arg(&keys.completed)
             .arg(&keys.failed)
+            .arg(&keys.prio)
             .arg(&touched);
         let deleted: u64 = self.transport.query(&del).await?;
         on_step(UpgradeStep::ScratchDeleted {
@@ -494,6 +502,100 @@ impl Client {
         }
         passed(p);
         self.probes_2_1_0_wake(scratch, touched, passed).await
+    }
+
+    /// The probe of priorities (echomq:2.2.0, decisions P.*): a plain job
+    /// and two prioritized ones are claimed highest priority first; the row
+    /// and `prio` hold the priority; a release routes the job back into
+    /// `prio`; a scheduled prioritized job is promoted into `prio` (not
+    /// pending); removing it leaves `prio` empty.
+    async fn probes_2_2_0(
+        &self,
+        scratch: &str,
+        touched: &mut Vec<String>,
+        passed: &mut impl FnMut(&'static str),
+    ) -> Result<()> {
+        let keys = QueueKeys::new(scratch)?;
+        let p = PROBES_2_2_0[0];
+        self.transport
+            .query::<i64>(
+                redis::cmd("DEL")
+                    .arg(&keys.pending)
+                    .arg(&keys.prio)
+                    .arg(&keys.active)
+                    .arg(&keys.schedule),
+            )
+            .await?;
+        let mut ids = Vec::new();
+        for priority in [0, 5, 9] {
+            let id = self
+                .enqueue(
+                    scratch,
+                    b"probe",
+                    EnqueueOptions::default().priority(priority),
+                )
+                .await?
+                .id;
+            touched.push(keys.job(&id));
+            ids.push(id);
+        }
+        let (plain, five, nine) = (ids[0], ids[1], ids[2]);
+        let field: Option<String> = self
+            .transport
+            .query(redis::cmd("HGET").arg(keys.job(&five)).arg("priority"))
+            .await?;
+        let score: Option<f64> = self
+            .transport
+            .query(redis::cmd("ZSCORE").arg(&keys.prio).arg(five.as_str()))
+            .await?;
+        let held = self.claim_many(scratch, 3, 60_000).await?;
+        let order: Vec<BrandedId> = held.iter().map(|j| j.id).collect();
+        if field.as_deref() != Some("5") || score != Some(-5.0) || order != [nine, five, plain] {
+            return Err(probe_failed(
+                p,
+                format!("priority field {field:?}, score {score:?}, claimed {order:?}"),
+            ));
+        }
+        self.release_many(scratch, &[(nine.as_str(), held[0].token)])
+            .await?
+            .into_iter()
+            .collect::<Result<Vec<()>>>()?;
+        let back: Option<f64> = self
+            .transport
+            .query(redis::cmd("ZSCORE").arg(&keys.prio).arg(nine.as_str()))
+            .await?;
+        let later = self
+            .enqueue(
+                scratch,
+                b"probe",
+                EnqueueOptions::default().priority(3).delay_ms(1),
+            )
+            .await?
+            .id;
+        touched.push(keys.job(&later));
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while self.promote(scratch, 10).await? == 0 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        let promoted: Option<f64> = self
+            .transport
+            .query(redis::cmd("ZSCORE").arg(&keys.prio).arg(later.as_str()))
+            .await?;
+        self.remove(scratch, later.as_str()).await?;
+        let left: Option<f64> = self
+            .transport
+            .query(redis::cmd("ZSCORE").arg(&keys.prio).arg(later.as_str()))
+            .await?;
+        if back != Some(-9.0) || promoted != Some(-3.0) || left.is_some() {
+            return Err(probe_failed(
+                p,
+                format!(
+                    "released into {back:?}, promoted into {promoted:?}, {left:?} after remove"
+                ),
+            ));
+        }
+        passed(p);
+        Ok(())
     }
 
     /// The probe of the wake key and the pumps' planner (decisions 16.*).

@@ -52,11 +52,14 @@ pub enum KeyType {
     /// echomq:2.1.0: wake tokens (a LIST of `1`, at most 64) that idle
     /// workers block on; the reference runtime's layout.
     Wake,
+    /// echomq:2.2.0: prioritized job ids waiting to be claimed (a ZSET scored
+    /// `-priority`, so rank order is higher priority first, then mint order).
+    Prio,
 }
 
 impl KeyType {
     /// Every key type, in grammar order.
-    pub const ALL: [KeyType; 8] = [
+    pub const ALL: [KeyType; 9] = [
         KeyType::Pending,
         KeyType::Active,
         KeyType::Schedule,
@@ -65,12 +68,14 @@ impl KeyType {
         KeyType::Limiter,
         KeyType::Repeat,
         KeyType::Wake,
+        KeyType::Prio,
     ];
 
     /// The wire version that registered this key type.
     pub fn since(self) -> WireVersion {
         match self {
             KeyType::Limiter | KeyType::Repeat | KeyType::Wake => WireVersion::V2_1_0,
+            KeyType::Prio => WireVersion::V2_2_0,
             _ => WireVersion::V2_0_0,
         }
     }
@@ -86,6 +91,7 @@ impl KeyType {
             KeyType::Limiter => "limiter",
             KeyType::Repeat => "repeat",
             KeyType::Wake => "wake",
+            KeyType::Prio => "prio",
         }
     }
 
@@ -426,7 +432,7 @@ pub fn reserve_key(member: &ReserveKey) -> Result<String> {
 /// Classify any byte string by the newest grammar. Never panics; never
 /// allocates for unclassified input beyond what the answer holds.
 pub fn classify_bytes(key: &[u8]) -> KeyClass {
-    classify_bytes_as(key, WireVersion::NEWEST)
+    classify_bytes_as(key, WireVersion::LATEST)
 }
 
 /// Classify a key string by one wire version's grammar.
@@ -533,6 +539,8 @@ pub(crate) struct QueueKeys {
     pub limiter: String,
     /// `emq:{q}:repeat` (echomq:2.1.0): the repeatable jobs' schedule.
     pub repeat: String,
+    /// `emq:{q}:prio` (echomq:2.2.0): prioritized jobs waiting to be claimed.
+    pub prio: String,
 }
 
 impl QueueKeys {
@@ -549,6 +557,7 @@ impl QueueKeys {
             wake: format!("{base}wake"),
             limiter: format!("{base}limiter"),
             repeat: format!("{base}repeat"),
+            prio: format!("{base}prio"),
             base,
         })
     }

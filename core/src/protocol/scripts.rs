@@ -258,6 +258,78 @@ pub static REAP_CHECKED: Script = Script::since(
     include_str!("../../lua/reap_checked.lua"),
 );
 
+// echomq:2.2.0: priorities (issue #34 item 3). A prioritized job waits in
+// `emq:{q}:prio` (scored `-priority`) instead of pending; its row records
+// `priority`, and every script that puts a job back where it waits routes by
+// it (decision P.2). The 2.1.0 scripts keep their bytes: a client speaking
+// 2.2.0 sends these instead (`Client::routed`).
+/// [`ENQUEUE_CHECKED`] for a job with a priority: it waits in `prio`, scored `-priority`.
+pub static ENQUEUE_PRIORITY: Script = Script::since(
+    WireVersion::V2_2_0,
+    "enqueue_priority",
+    include_str!("../../lua/enqueue_priority.lua"),
+);
+/// [`SCHEDULE_CHECKED`] for a job with a priority: the row records it for the promote.
+pub static SCHEDULE_PRIORITY: Script = Script::since(
+    WireVersion::V2_2_0,
+    "schedule_priority",
+    include_str!("../../lua/schedule_priority.lua"),
+);
+/// [`ENQUEUE_DEDUP`] for a job with a priority.
+pub static ENQUEUE_DEDUP_PRIORITY: Script = Script::since(
+    WireVersion::V2_2_0,
+    "enqueue_dedup_priority",
+    include_str!("../../lua/enqueue_dedup_priority.lua"),
+);
+/// [`CLAIM_GUARDED`] serving `prio` (highest priority first) before pending.
+pub static CLAIM_PRIORITY: Script = Script::since(
+    WireVersion::V2_2_0,
+    "claim_priority",
+    include_str!("../../lua/claim_priority.lua"),
+);
+/// [`PROMOTE_CHECKED`] routing each job to where it waits (prio or pending) by its row.
+pub static PROMOTE_ROUTED: Script = Script::since(
+    WireVersion::V2_2_0,
+    "promote_routed",
+    include_str!("../../lua/promote_routed.lua"),
+);
+/// [`REAP_CHECKED`] routing each job back to where it waits by its row.
+pub static REAP_ROUTED: Script = Script::since(
+    WireVersion::V2_2_0,
+    "reap_routed",
+    include_str!("../../lua/reap_routed.lua"),
+);
+/// [`REAP_STALLED`] routing each recovered job back to where it waits by its row.
+pub static REAP_STALLED_ROUTED: Script = Script::since(
+    WireVersion::V2_2_0,
+    "reap_stalled_routed",
+    include_str!("../../lua/reap_stalled_routed.lua"),
+);
+/// [`RELEASE_CHECKED`] handing the job back to where it waits by its row.
+pub static RELEASE_ROUTED: Script = Script::since(
+    WireVersion::V2_2_0,
+    "release_routed",
+    include_str!("../../lua/release_routed.lua"),
+);
+/// [`REQUEUE_FRESH`] returning the job to where it waits by its row.
+pub static REQUEUE_FRESH_ROUTED: Script = Script::since(
+    WireVersion::V2_2_0,
+    "requeue_fresh_routed",
+    include_str!("../../lua/requeue_fresh_routed.lua"),
+);
+/// [`REQUEUE_FRESH_MANY`] returning each job to where it waits by its row.
+pub static REQUEUE_FRESH_MANY_ROUTED: Script = Script::since(
+    WireVersion::V2_2_0,
+    "requeue_fresh_many_routed",
+    include_str!("../../lua/requeue_fresh_many_routed.lua"),
+);
+/// [`REMOVE_CASCADE`], the id leaving `prio` too.
+pub static REMOVE_ROUTED: Script = Script::since(
+    WireVersion::V2_2_0,
+    "remove_routed",
+    include_str!("../../lua/remove_routed.lua"),
+);
+
 /// Every script, in name order (the order the bundle hash concatenates them).
 pub fn all() -> Vec<&'static Script> {
     let mut all = vec![
@@ -302,6 +374,17 @@ pub fn all() -> Vec<&'static Script> {
         &RELEASE_CHECKED,
         &PROMOTE_CHECKED,
         &REAP_CHECKED,
+        &ENQUEUE_PRIORITY,
+        &SCHEDULE_PRIORITY,
+        &ENQUEUE_DEDUP_PRIORITY,
+        &CLAIM_PRIORITY,
+        &PROMOTE_ROUTED,
+        &REAP_ROUTED,
+        &REAP_STALLED_ROUTED,
+        &RELEASE_ROUTED,
+        &REQUEUE_FRESH_ROUTED,
+        &REQUEUE_FRESH_MANY_ROUTED,
+        &REMOVE_ROUTED,
     ];
     all.sort_by_key(|s| s.name);
     all
@@ -322,7 +405,8 @@ pub fn bundle_sha1() -> &'static str {
 
 /// The `bundle` field a client speaking `version` records.
 pub fn bundle_sha1_for(version: WireVersion) -> &'static str {
-    static BUNDLES: [OnceLock<String>; WireVersion::ALL.len()] = [OnceLock::new(), OnceLock::new()];
+    static BUNDLES: [OnceLock<String>; WireVersion::ALL.len()] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let at = WireVersion::ALL
         .iter()
         .position(|v| *v == version)
@@ -366,5 +450,9 @@ mod tests {
             bundle_sha1_for(WireVersion::V2_0_0),
             bundle_sha1_for(WireVersion::V2_1_0)
         );
+        // 2.2.0 adds scripts and changes none: every 2.1.0 script is recorded
+        // with the same bytes.
+        assert_eq!(for_version(WireVersion::V2_1_0).len(), 41);
+        assert_eq!(for_version(WireVersion::V2_2_0).len(), 41 + 11);
     }
 }

@@ -113,7 +113,13 @@ impl Client {
         let keys = QueueKeys::new(queue)?;
         let mut left = checked_limit(limit)?;
         let mut deleted = 0;
-        let mut sets = vec![(&keys.pending, "pending")];
+        // At 2.2.0 prioritized jobs wait in prio: drained first, in the
+        // order a claim takes them (drain_cascade walks any waiting set).
+        let mut sets = Vec::new();
+        if self.speaks_priority() {
+            sets.push((&keys.prio, "pending"));
+        }
+        sets.push((&keys.pending, "pending"));
         if include_scheduled {
             sets.push((&keys.schedule, "scheduled"));
         }
@@ -190,14 +196,16 @@ impl Client {
     pub async fn requeue_all_dead(&self, queue: &str, limit: Option<u64>) -> Result<u64> {
         let keys = QueueKeys::new(queue)?;
         let mut left = checked_limit(limit)?;
-        let script = if self.wire_version() >= crate::WireVersion::V2_1_0 {
+        let mut k = vec![&keys.dead, &keys.pending];
+        let script = if self.speaks_priority() {
+            k.push(&keys.prio);
+            &scripts::REQUEUE_FRESH_MANY_ROUTED
+        } else if self.wire_version() >= crate::WireVersion::V2_1_0 {
             &scripts::REQUEUE_FRESH_MANY
         } else {
             &scripts::REQUEUE_DEAD_MANY
         };
-        let moved = self
-            .batched(script, &[&keys.dead, &keys.pending], &keys, &[], &mut left)
-            .await?;
+        let moved = self.batched(script, &k, &keys, &[], &mut left).await?;
         if moved > 0 {
             self.send_wake_hint(&keys).await;
         }

@@ -21,7 +21,8 @@ pub struct BrowseEntry {
     /// The member's job id.
     pub id: BrandedId,
     /// Run-at (schedule) or lease deadline (active), unix ms; `None` for
-    /// pending and dead, whose order is the id's mint time.
+    /// pending and dead, whose order is the id's mint time, and for prio,
+    /// whose order is priority then mint time.
     pub score_ms: Option<u64>,
 }
 
@@ -59,7 +60,14 @@ impl Client {
                 return Err(Error::invalid_argument("range from_ms is after to_ms"));
             }
         }
+        if set == BrowseSet::Prio {
+            self.require(crate::WireVersion::V2_2_0, "browse prio")?;
+            if range.is_some() {
+                return Err(crate::client::prio_range());
+            }
+        }
         let (key, by_lex) = match set {
+            BrowseSet::Prio => (&keys.prio, false),
             BrowseSet::Pending => (&keys.pending, true),
             BrowseSet::Dead => (&keys.dead, true),
             BrowseSet::Schedule => (&keys.schedule, false),
@@ -120,7 +128,8 @@ impl Client {
                 .map(|(s, score)| {
                     Ok(BrowseEntry {
                         id: BrandedId::parse(&s)?,
-                        score_ms: (!by_lex).then_some(score as u64),
+                        // prio's score is -priority, not a time.
+                        score_ms: (!by_lex && set != BrowseSet::Prio).then_some(score as u64),
                     })
                 })
                 .collect::<Result<_>>()?

@@ -257,6 +257,28 @@ impl Client {
         }
     }
 
+    /// The script a verb sends at wire 2.2.0: its `routed` form, which puts a
+    /// job back where its row says it waits (a prioritized job into
+    /// `emq:{q}:prio`; decision P.2), else `earlier` (the 2.1.0 or 2.0.0 one
+    /// [`Client::checked`] picks). The earlier bodies never change.
+    pub(crate) fn routed(
+        &self,
+        earlier: &'static scripts::Script,
+        routed: &'static scripts::Script,
+    ) -> &'static scripts::Script {
+        if self.speaks_priority() {
+            routed
+        } else {
+            earlier
+        }
+    }
+
+    /// Does this client speak echomq:2.2.0's priorities (the key
+    /// `emq:{q}:prio`, the row field `priority`)?
+    pub(crate) fn speaks_priority(&self) -> bool {
+        self.wire >= WireVersion::V2_2_0
+    }
+
     /// Does this client send wake hints (and may a worker of it park on the
     /// wake list)? The key is an echomq:2.1.0 registration.
     pub(crate) fn speaks_wake(&self) -> bool {
@@ -650,8 +672,12 @@ impl Client {
             .iter()
             .zip(jobs)
             .map(|(id, (_, token))| {
+                let mut k = vec![keys.active.clone(), keys.job(id), keys.pending.clone()];
+                if self.speaks_priority() {
+                    k.push(keys.prio.clone());
+                }
                 (
-                    vec![keys.active.clone(), keys.job(id), keys.pending.clone()],
+                    k,
                     vec![
                         id.as_str().as_bytes().to_vec(),
                         token.to_string().into_bytes(),
@@ -662,7 +688,10 @@ impl Client {
         let answers = self
             .transport
             .script_many(
-                self.checked(&scripts::RELEASE, &scripts::RELEASE_CHECKED),
+                self.routed(
+                    self.checked(&scripts::RELEASE, &scripts::RELEASE_CHECKED),
+                    &scripts::RELEASE_ROUTED,
+                ),
                 &calls,
             )
             .await?;
@@ -681,13 +710,19 @@ impl Client {
 
     /// Move up to `limit` due scheduled jobs to pending.
     pub async fn promote(&self, queue: &str, limit: u64) -> Result<u64> {
-        let script = self.checked(&scripts::PROMOTE, &scripts::PROMOTE_CHECKED);
+        let script = self.routed(
+            self.checked(&scripts::PROMOTE, &scripts::PROMOTE_CHECKED),
+            &scripts::PROMOTE_ROUTED,
+        );
         self.pump(queue, limit, script, |k| &k.schedule).await
     }
 
     /// Move up to `limit` jobs whose lease lapsed back to pending.
     pub async fn reap(&self, queue: &str, limit: u64) -> Result<u64> {
-        let script = self.checked(&scripts::REAP, &scripts::REAP_CHECKED);
+        let script = self.routed(
+            self.checked(&scripts::REAP, &scripts::REAP_CHECKED),
+            &scripts::REAP_ROUTED,
+        );
         self.pump(queue, limit, script, |k| &k.active).await
     }
 
@@ -701,11 +736,15 @@ impl Client {
     ) -> Result<u64> {
         let keys = QueueKeys::new(queue)?;
         check_positive("limit", limit)?;
+        let mut k = vec![from(&keys).as_str(), &keys.pending];
+        if self.speaks_priority() {
+            k.push(&keys.prio);
+        }
         let answer = self
             .transport
             .script(
                 script,
-                &[from(&keys), &keys.pending],
+                &k,
                 &[keys.base.as_bytes(), limit.to_string().as_bytes()],
             )
             .await?;
@@ -740,6 +779,8 @@ impl Client {
     // ---- inspection and administration -----------------------------------
 
     /// Sizes of the four sets and the two counters, read in one round trip.
+    /// At wire 2.2.0 `pending` counts every job waiting to be claimed: the
+    /// members of `pending` and of `prio` (decision P.4).
     pub async fn counts(&self, queue: &str) -> Result<Counts> {
         let keys = QueueKeys::new(queue)?;
         let mut pipe = redis::pipe();
@@ -748,7 +789,19 @@ impl Client {
         }
         pipe.cmd("HGET").arg(&keys.completed).arg("count");
         pipe.cmd("HGET").arg(&keys.failed).arg("count");
-        replies::counts(self.transport.pipeline(&pipe).await?)
+        if self.speaks_priority() {
+            pipe.cmd("ZCARD").arg(&keys.prio);
+        }
+        let mut answers = self.transport.pipeline(&pipe).await?;
+        let prio = if self.speaks_priority() && answers.len() == 7 {
+            let last = answers.pop().unwrap_or(Value::Nil);
+            redis::from_redis_value::<u64>(last)?
+        } else {
+            0
+        };
+        let mut counts = replies::counts(answers)?;
+        counts.pending += prio;
+        Ok(counts)
     }
 
     /// The stored row of a job, or `None` when there is none.
@@ -794,6 +847,15 @@ impl Client {
         }
         let mut cmd;
         match set {
+            BrowseSet::Prio => {
+                self.require(WireVersion::V2_2_0, "browse prio")?;
+                if range.is_some() {
+                    return Err(prio_range());
+                }
+                cmd = redis::cmd(if newest_first { "ZREVRANGE" } else { "ZRANGE" });
+                cmd.arg(&keys.prio).arg(0).arg(limit - 1);
+                return replies::browsed(self.transport.query(&cmd).await?);
+            }
             BrowseSet::Pending | BrowseSet::Dead => {
                 let key = if set == BrowseSet::Pending {
                     &keys.pending
@@ -896,18 +958,18 @@ impl Client {
         let keys = QueueKeys::new(queue)?;
         let id = BrandedId::parse(id)?;
         let row = keys.job(&id);
-        let script = if self.wire_version() >= WireVersion::V2_1_0 {
+        let mut k = vec![keys.dead.as_str(), &row, &keys.pending];
+        let script = if self.speaks_priority() {
+            k.push(&keys.prio);
+            &scripts::REQUEUE_FRESH_ROUTED
+        } else if self.wire_version() >= WireVersion::V2_1_0 {
             &scripts::REQUEUE_FRESH
         } else {
             &scripts::REQUEUE_DEAD
         };
         let answer = self
             .transport
-            .script(
-                script,
-                &[&keys.dead, &row, &keys.pending],
-                &[id.as_str().as_bytes()],
-            )
+            .script(script, &k, &[id.as_str().as_bytes()])
             .await?;
         replies::requeued(&id, answer)?;
         // After the reply: a job that was not dead moved nowhere, no token.
@@ -930,7 +992,10 @@ impl Client {
             &keys.dead,
             &keys.active,
         ];
-        let script = if self.wire_version() >= WireVersion::V2_1_0 {
+        let script = if self.speaks_priority() {
+            k.extend([logs.as_str(), result.as_str(), &keys.prio]);
+            &scripts::REMOVE_ROUTED
+        } else if self.wire_version() >= WireVersion::V2_1_0 {
             k.extend([logs.as_str(), result.as_str()]);
             &scripts::REMOVE_CASCADE
         } else {
@@ -944,4 +1009,12 @@ impl Client {
         self.publish(&keys, "removed", id.as_str(), &[]);
         Ok(())
     }
+}
+
+/// A time range on `prio`: its members are ordered by priority, not by mint
+/// time, so neither lex nor score ranges select a time (decision P.4).
+pub(crate) fn prio_range() -> Error {
+    Error::invalid_argument(
+        "prio is ordered by priority: browse it without a range (the range of pending is mint time)",
+    )
 }

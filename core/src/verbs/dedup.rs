@@ -39,6 +39,7 @@ impl Client {
         payload: &[u8],
         dedup_id: &str,
         options: &EnqueueOptions,
+        priority: Option<u32>,
     ) -> Result<Enqueued> {
         self.require(WireVersion::V2_1_0, "enqueue with dedup_id")?;
         let keys = QueueKeys::new(queue)?;
@@ -49,18 +50,24 @@ impl Client {
         for _ in 0..MINT_ATTEMPTS {
             let id = id::mint_job_id_with(self.node_id())?;
             let row = keys.job(&id);
+            let mut args = vec![
+                id.as_str().as_bytes(),
+                payload,
+                keys.base.as_bytes(),
+                ttl.as_bytes(),
+            ];
+            let p = priority.map(|p| p.to_string());
+            // A prioritized job waits in prio (echomq:2.2.0).
+            let (script, set) = match &p {
+                Some(p) => {
+                    args.push(p.as_bytes());
+                    (&scripts::ENQUEUE_DEDUP_PRIORITY, &keys.prio)
+                }
+                None => (&scripts::ENQUEUE_DEDUP, &keys.pending),
+            };
             let answer = self
                 .transport
-                .script(
-                    &scripts::ENQUEUE_DEDUP,
-                    &[&row, &keys.pending, &dedup_key],
-                    &[
-                        id.as_str().as_bytes(),
-                        payload,
-                        keys.base.as_bytes(),
-                        ttl.as_bytes(),
-                    ],
-                )
+                .script(script, &[&row, set, &dedup_key], &args)
                 .await?;
             match replies::deduped(answer)? {
                 (true, _) => {

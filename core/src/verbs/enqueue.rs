@@ -22,6 +22,8 @@ struct Planned {
     write: Write,
     /// For [`Write::Dedup`]: the dedup key and its TTL in ms (`0`: none).
     dedup: Option<(String, String)>,
+    /// echomq:2.2.0: the job's priority (1..=MAX_PRIORITY), when it has one.
+    priority: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +50,10 @@ impl Client {
             }
             None => None,
         };
+        let priority = options.checked_priority()?;
+        if priority.is_some() {
+            self.require(WireVersion::V2_2_0, "enqueue with priority")?;
+        }
         self.check_payload(payload)?;
         let (id, minted) = match options.id.as_deref() {
             Some(id) => (BrandedId::parse(id)?, false),
@@ -63,6 +69,7 @@ impl Client {
             minted,
             write,
             dedup,
+            priority,
         })
     }
 
@@ -83,7 +90,9 @@ impl Client {
         let keys = QueueKeys::new(queue)?;
         let planned = self.plan(queue, &options, payload)?;
         if let Some(dedup_id) = options.dedup_id.as_deref() {
-            return self.enqueue_dedup(queue, payload, dedup_id, &options).await;
+            return self
+                .enqueue_dedup(queue, payload, dedup_id, &options, planned.priority)
+                .await;
         }
         if !planned.minted {
             return self
@@ -239,20 +248,21 @@ impl Client {
             planned.push(plan);
         }
         let mut answers: Vec<Option<Result<(bool, BrandedId)>>> = vec![None; items.len()];
-        for write in [Write::Now, Write::Later(When::In(0)), Write::Dedup] {
-            let group: Vec<usize> = (0..items.len())
-                .filter(|&i| same_script(planned[i].write, write))
-                .collect();
-            if group.is_empty() {
-                continue;
+        // One pipeline per script: now, later, deduplicated, each with and
+        // without a priority.
+        let mut calls_of: Vec<(&'static scripts::Script, Vec<usize>, Vec<Call>)> = Vec::new();
+        for (i, plan) in planned.iter().enumerate() {
+            let (script, keys_of, args) = self.script_call(&keys, plan, items[i].0.as_ref());
+            match calls_of.iter_mut().find(|(s, _, _)| s.name == script.name) {
+                Some((_, group, calls)) => {
+                    group.push(i);
+                    calls.push((keys_of, args));
+                }
+                None => calls_of.push((script, vec![i], vec![(keys_of, args)])),
             }
-            let mut script = &scripts::ENQUEUE;
-            let mut calls = Vec::with_capacity(group.len());
-            for &i in &group {
-                let (s, keys_of, args) = self.script_call(&keys, &planned[i], items[i].0.as_ref());
-                script = s;
-                calls.push((keys_of, args));
-            }
+        }
+        for (script, group, calls) in calls_of {
+            let write = planned[group[0]].write;
             let replies = match self.transport.script_many(script, &calls).await {
                 Ok(replies) => replies,
                 Err(e) if matches!(e.kind(), ErrorKind::Connection | ErrorKind::Timeout) => {
@@ -361,15 +371,8 @@ impl Client {
     }
 }
 
-/// Two planned writes go through the same script (one pipeline each).
-fn same_script(a: Write, b: Write) -> bool {
-    matches!(
-        (a, b),
-        (Write::Now, Write::Now)
-            | (Write::Later(_), Write::Later(_))
-            | (Write::Dedup, Write::Dedup)
-    )
-}
+/// One script call's keys and arguments.
+type Call = (Vec<String>, Vec<Vec<u8>>);
 
 impl Client {
     /// The script, keys and arguments that write one planned job.
@@ -382,16 +385,51 @@ impl Client {
         let id = planned.id.as_str().as_bytes().to_vec();
         let row = keys.job(&planned.id);
         if let (Write::Dedup, Some((dedup_key, ttl))) = (planned.write, &planned.dedup) {
-            return (
-                &scripts::ENQUEUE_DEDUP,
-                vec![row, keys.pending.clone(), dedup_key.clone()],
-                vec![
-                    id,
-                    payload.to_vec(),
-                    keys.base.as_bytes().to_vec(),
-                    ttl.as_bytes().to_vec(),
-                ],
-            );
+            let mut args = vec![
+                id,
+                payload.to_vec(),
+                keys.base.as_bytes().to_vec(),
+                ttl.as_bytes().to_vec(),
+            ];
+            return match planned.priority {
+                Some(p) => {
+                    args.push(p.to_string().into_bytes());
+                    (
+                        &scripts::ENQUEUE_DEDUP_PRIORITY,
+                        vec![row, keys.prio.clone(), dedup_key.clone()],
+                        args,
+                    )
+                }
+                None => (
+                    &scripts::ENQUEUE_DEDUP,
+                    vec![row, keys.pending.clone(), dedup_key.clone()],
+                    args,
+                ),
+            };
+        }
+        if let Some(p) = planned.priority {
+            let p = p.to_string().into_bytes();
+            return match planned.write {
+                Write::Now | Write::Dedup => (
+                    &scripts::ENQUEUE_PRIORITY,
+                    vec![row, keys.prio.clone()],
+                    vec![id, payload.to_vec(), p],
+                ),
+                Write::Later(when) => {
+                    let (mode, ms) = mode_of(when);
+                    (
+                        &scripts::SCHEDULE_PRIORITY,
+                        vec![row, keys.schedule.clone()],
+                        vec![
+                            id,
+                            payload.to_vec(),
+                            mode.as_bytes().to_vec(),
+                            ms.to_string().into_bytes(),
+                            p,
+                        ],
+                    )
+                }
+            };
         }
         match planned.write {
             Write::Now | Write::Dedup => (
@@ -400,11 +438,7 @@ impl Client {
                 vec![id, payload.to_vec()],
             ),
             Write::Later(when) => {
-                let (mode, ms) = match when {
-                    When::At(ms) => ("at", ms),
-                    When::In(ms) => ("in", ms),
-                    When::Now => ("in", 0),
-                };
+                let (mode, ms) = mode_of(when);
                 (
                     self.checked(&scripts::SCHEDULE, &scripts::SCHEDULE_CHECKED),
                     vec![row, keys.schedule.clone()],
@@ -417,6 +451,15 @@ impl Client {
                 )
             }
         }
+    }
+}
+
+/// The `schedule` script's mode (`at` / `in`) and its ms.
+fn mode_of(when: When) -> (&'static str, u64) {
+    match when {
+        When::At(ms) => ("at", ms),
+        When::In(ms) => ("in", ms),
+        When::Now => ("in", 0),
     }
 }
 

@@ -16,8 +16,10 @@ use crate::wire::WireVersion;
 
 /// The keys and args of one guarded claim.
 struct GuardedCall {
-    keys: [String; 7],
+    /// `claim_guarded`'s seven keys, and `prio` last at wire 2.2.0.
+    keys: Vec<String>,
     args: [Vec<u8>; 4],
+    script: &'static scripts::Script,
 }
 
 impl GuardedCall {
@@ -46,7 +48,7 @@ impl Client {
         let (keys, call) = self.guarded_call(queue, max, lease_ms, max_attempts)?;
         let answer = self
             .transport
-            .script(&scripts::CLAIM_GUARDED, &call.keys(), &call.args())
+            .script(call.script, &call.keys(), &call.args())
             .await?;
         self.claimed_from(&keys, answer)
     }
@@ -63,7 +65,7 @@ impl Client {
         max_attempts: u64,
     ) -> Result<redis::Cmd> {
         let (_, call) = self.guarded_call(queue, max, lease_ms, max_attempts)?;
-        Ok(evalsha(&scripts::CLAIM_GUARDED, &call.keys(), &call.args()))
+        Ok(evalsha(call.script, &call.keys(), &call.args()))
     }
 
     /// The jobs of a claim from [`Client::claim_guarded_cmd`]. One the server
@@ -98,16 +100,23 @@ impl Client {
         let keys = QueueKeys::new(queue)?;
         check_positive("lease_ms", lease_ms)?;
         check_positive("max", max)?;
+        let mut call_keys = vec![
+            keys.pending.clone(),
+            keys.active.clone(),
+            keys.meta.clone(),
+            keys.dead.clone(),
+            keys.failed.clone(),
+            keys.limiter.clone(),
+            keys.wake.clone(),
+        ];
+        // At 2.2.0 the claim serves prio (highest priority first) before
+        // pending; a queue without prioritized jobs is claimed as at 2.1.0.
+        if self.speaks_priority() {
+            call_keys.push(keys.prio.clone());
+        }
         let call = GuardedCall {
-            keys: [
-                keys.pending.clone(),
-                keys.active.clone(),
-                keys.meta.clone(),
-                keys.dead.clone(),
-                keys.failed.clone(),
-                keys.limiter.clone(),
-                keys.wake.clone(),
-            ],
+            keys: call_keys,
+            script: self.routed(&scripts::CLAIM_GUARDED, &scripts::CLAIM_PRIORITY),
             args: [
                 keys.base.clone().into_bytes(),
                 lease_ms.to_string().into_bytes(),

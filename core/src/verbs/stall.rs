@@ -20,11 +20,20 @@ impl Client {
         let keys = QueueKeys::new(queue)?;
         check_positive("limit", limit)?;
         check_positive("max_stalls", max_stalls)?;
+        let mut k = vec![
+            keys.active.as_str(),
+            &keys.pending,
+            &keys.dead,
+            &keys.failed,
+        ];
+        if self.speaks_priority() {
+            k.push(&keys.prio);
+        }
         let answer = self
             .transport
             .script(
-                &scripts::REAP_STALLED,
-                &[&keys.active, &keys.pending, &keys.dead, &keys.failed],
+                self.routed(&scripts::REAP_STALLED, &scripts::REAP_STALLED_ROUTED),
+                &k,
                 &[
                     keys.base.as_bytes(),
                     limit.to_string().as_bytes(),
