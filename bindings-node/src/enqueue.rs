@@ -46,6 +46,8 @@ fn options(env: &Env, at: &str, o: Option<EnqueueOptionsJs>) -> Result<EnqueueOp
         delay_ms: ms("delayMs", o.delay_ms)?,
         dedup_id: o.dedup_id,
         dedup_ttl_ms: ms("dedupTtlMs", o.dedup_ttl_ms)?,
+        // Priorities (wire 2.2.0, issue #34) are not a Node option yet.
+        priority: None,
     })
 }
 

@@ -59,6 +59,8 @@ pub fn enqueue_options(
         delay_ms: args::opt(delay_ms),
         dedup_id,
         dedup_ttl_ms: args::opt(dedup_ttl_ms),
+        // Priorities (wire 2.2.0, issue #34) are not a Python keyword yet.
+        priority: None,
     }
 }
 

@@ -426,6 +426,8 @@ pub(crate) unsafe fn enqueue_options(
         delay_ms: nonzero(o.delay_ms),
         dedup_id: dedup_id.map(String::from),
         dedup_ttl_ms: nonzero(o.dedup_ttl_ms),
+        // Priorities (wire 2.2.0, issue #34) are not in the C options yet.
+        priority: None,
     })
 }
 
