@@ -4,7 +4,6 @@
 use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use crate::branded::{
@@ -135,19 +134,31 @@ pub fn env_node_id() -> Result<Option<u16>> {
 /// parent's value), so forked producers do not mint the same ids. (A minted
 /// id that still collides is re-minted by `enqueue`; see
 /// docs/PROTOCOL-DECISIONS.md.)
+///
+/// Found without a lock: every enqueue asks for it, so a lock would be held
+/// by one of the parent's threads at some `fork()`, for ever in the child,
+/// whose first enqueue would hang.
 pub fn default_node_id() -> u16 {
-    static NODE: Mutex<Option<(u32, u16)>> = Mutex::new(None);
+    /// `pid << 16 | node`, 0 before the first draw (no process has pid 0).
+    static NODE: AtomicU64 = AtomicU64::new(0);
     let pid = std::process::id();
-    let mut slot = NODE.lock().unwrap_or_else(|p| p.into_inner());
-    match *slot {
-        Some((owner, node)) if owner == pid => node,
-        inherited => {
-            let node = env_node_id()
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| draw_node_id(pid, inherited.map(|(_, n)| n)));
-            *slot = Some((pid, node));
-            node
+    let mut seen = NODE.load(Ordering::Acquire);
+    loop {
+        let (owner, node) = ((seen >> 16) as u32, seen as u16);
+        if seen != 0 && owner == pid {
+            return node;
+        }
+        let inherited = (seen != 0).then_some(node);
+        let node = env_node_id()
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| draw_node_id(pid, inherited));
+        let mine = (u64::from(pid) << 16) | u64::from(node);
+        // Another thread of this process may have drawn first: all of them
+        // use the one value that won.
+        match NODE.compare_exchange(seen, mine, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return node,
+            Err(now) => seen = now,
         }
     }
 }

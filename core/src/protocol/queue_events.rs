@@ -141,7 +141,9 @@ type Message = (Arc<str>, String);
 /// subscription count then. Shared by the publisher task (which writes it)
 /// and the verbs (which read it), so an event for a channel nobody heard a
 /// moment ago is not even built, let alone handed to the task: with nobody
-/// listening, a one-in-flight enqueue wakes no other thread.
+/// listening, a one-in-flight enqueue wakes no other thread. Per process
+/// ([`ProcessTask`]): every enqueue locks it, so a parent's thread may hold
+/// it at fork().
 type Unheard = Arc<Mutex<HashMap<Arc<str>, (Instant, u64)>>>;
 
 /// Whether `base`'s channel was found without subscribers less than
@@ -164,15 +166,28 @@ pub(crate) struct Publisher {
     enabled: bool,
     transport: Arc<Transport>,
     task: ArcSwap<ProcessTask>,
-    unheard: Unheard,
 }
 
-/// The task state of one process. A forked child gets a fresh one (see
-/// [`Publisher::task`]): a parent thread may have held the lock at fork(),
-/// and no thread of the child would ever release it.
+/// The publishing state of one process. A forked child gets a fresh one
+/// (see [`Publisher::task`]): a parent thread may have held either lock at
+/// fork(), and no thread of the child would ever release it. The parent's
+/// is never dropped in the child: its task's sender would wake the parent's
+/// publisher task, scheduling it on the parent's runtime, whose scheduler
+/// lock a parent thread may have held at fork() too.
 struct ProcessTask {
     pid: u32,
     task: Mutex<Task>,
+    unheard: Unheard,
+}
+
+impl ProcessTask {
+    fn new(task: Task) -> ProcessTask {
+        ProcessTask {
+            pid: std::process::id(),
+            task: Mutex::new(task),
+            unheard: Unheard::default(),
+        }
+    }
 }
 
 /// The publisher task's state, as the verbs see it.
@@ -276,18 +291,14 @@ impl Publisher {
         Publisher {
             enabled,
             transport,
-            task: ArcSwap::from_pointee(ProcessTask {
-                pid: std::process::id(),
-                task: Mutex::new(Task::Idle),
-            }),
-            unheard: Unheard::default(),
+            task: ArcSwap::from_pointee(ProcessTask::new(Task::Idle)),
         }
     }
 
     /// A batch for `base` (`emq:{q}:`), or `None` when publishing is off or
     /// nobody listened a moment ago, so callers build nothing then.
     pub(crate) fn batch(&self, base: &str) -> Option<Batch<'_>> {
-        let wanted = self.enabled && !recently_unheard(&self.unheard, base);
+        let wanted = self.enabled && !recently_unheard(&self.task().unheard, base);
         wanted.then(|| Batch {
             publisher: self,
             base: Arc::from(base),
@@ -295,9 +306,9 @@ impl Publisher {
         })
     }
 
-    /// This process's task state. Found without a lock; in a forked child
-    /// the parent's state is replaced once (a client closed before the fork
-    /// stays closed, when its lock can be read).
+    /// This process's publishing state. Found without a lock; in a forked
+    /// child the parent's state is replaced once (a client closed before the
+    /// fork stays closed, when its lock can be read) and leaked.
     fn task(&self) -> Arc<ProcessTask> {
         let pid = std::process::id();
         let current = self.task.load_full();
@@ -305,16 +316,18 @@ impl Publisher {
             return current;
         }
         let closed = matches!(current.task.try_lock().as_deref(), Ok(Task::Closed(_)));
-        let fresh = Arc::new(ProcessTask {
-            pid,
-            task: Mutex::new(if closed {
-                Task::Closed(None)
-            } else {
-                Task::Idle
-            }),
-        });
+        let fresh = Arc::new(ProcessTask::new(if closed {
+            Task::Closed(None)
+        } else {
+            Task::Idle
+        }));
         let previous = self.task.compare_and_swap(&current, fresh.clone());
-        if Arc::ptr_eq(&previous, &current) {
+        let replaced = Arc::ptr_eq(&previous, &current);
+        drop(previous);
+        // The parent's state: this reference is never given back, so the
+        // swap above never drops its last one (see [`ProcessTask`]).
+        std::mem::forget(current);
+        if replaced {
             fresh
         } else {
             self.task.load_full() // another thread of the child replaced it first
@@ -329,7 +342,7 @@ impl Publisher {
             Task::Running { pid: owner, tx, .. } if *owner == pid && !tx.is_closed() => {}
             // A verb that raced close(): its events are not sent.
             Task::Closed(_) => return,
-            _ => *task = self.start(pid),
+            _ => *task = self.start(pid, state.unheard.clone()),
         }
         let Task::Running { tx, .. } = &*task else {
             return;
@@ -345,15 +358,10 @@ impl Publisher {
     }
 
     /// Start this process's publisher task.
-    fn start(&self, pid: u32) -> Task {
+    fn start(&self, pid: u32, unheard: Unheard) -> Task {
         let (tx, rx) = mpsc::channel(PUBLISH_BUFFER);
         let drain = Arc::new(Drain::default());
-        let task = publish_loop(
-            self.transport.clone(),
-            self.unheard.clone(),
-            rx,
-            drain.clone(),
-        );
+        let task = publish_loop(self.transport.clone(), unheard, rx, drain.clone());
         // Inside a direct call the current runtime is the caller's thread's,
         // which runs only during calls: not a home for a task.
         match tokio::runtime::Handle::try_current() {
@@ -405,6 +413,18 @@ impl Publisher {
         };
         if let Some(drain) = drain {
             drain.finished().await;
+        }
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        // A client dropped in a forked child before it published: the
+        // state is still the parent's, and must not be dropped here (see
+        // [`ProcessTask`]).
+        let current = self.task.load_full();
+        if current.pid != std::process::id() {
+            std::mem::forget(current);
         }
     }
 }
