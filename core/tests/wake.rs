@@ -294,6 +294,36 @@ fn enqueue_without_hint(raw: &mut redis::Connection, payload: &str) -> String {
     id.to_string()
 }
 
+/// A job written so that no keyspace event a worker listens for fires: the
+/// row, then the id merged into pending by `ZUNIONSTORE` (its event is
+/// `zunionstore`; a parked worker wakes on `zadd` only). The job waits
+/// unheard until something else ends the park.
+fn enqueue_unheard(raw: &mut redis::Connection, payload: &str) -> String {
+    let id = echomq::id::mint_job_id();
+    let pending = format!("emq:{{{Q}}}:pending");
+    let side = format!("emq:{{{Q}}}:unheard");
+    let _: () = raw
+        .hset_multiple(
+            format!("emq:{{{Q}}}:job:{id}"),
+            &[
+                ("state", "pending"),
+                ("attempts", "0"),
+                ("payload", payload),
+            ],
+        )
+        .unwrap();
+    let _: () = raw.zadd(&side, id.as_str(), 0).unwrap();
+    let _: () = redis::cmd("ZUNIONSTORE")
+        .arg(&pending)
+        .arg(2)
+        .arg(&pending)
+        .arg(&side)
+        .query(raw)
+        .unwrap();
+    let _: () = raw.del(&side).unwrap();
+    id.to_string()
+}
+
 /// The parked worker's claim is queued behind its `BLPOP` on the wake
 /// connection (decision 16.9): the blocked client holds the claim unread.
 #[tokio::test(flavor = "multi_thread")]
@@ -350,7 +380,9 @@ async fn a_parked_worker_stops_at_once_and_hands_back_what_its_queued_claim_took
     let running = start(&worker);
     parked_with_its_claim(&server).await;
     let mut raw = server.raw();
-    let id = enqueue_without_hint(&mut raw, "at the stop");
+    // Unheard: a `zadd` would wake the worker and race the stop below (on a
+    // loaded host the worker won, and started the job's handler).
+    let id = enqueue_unheard(&mut raw, "at the stop");
     let stopping = Instant::now();
     worker.stop();
     running.await.unwrap().unwrap();
