@@ -17,8 +17,9 @@ ORDERS="${ORDERS:-3000}"
 
 say "set-up: redis-server, the core and three bindings (first run builds; later runs are quick)"
 ensure_redis
+command -v node >/dev/null || apt_install nodejs
+build_native >&2
 PY=$(bash scripts/python-env.sh)
-bash scripts/node-build.sh >&2
 make -s -C examples/polyglot c >&2
 
 started_here=0

@@ -80,6 +80,28 @@ server_version() {
   "$1" --version | sed -E 's/^(Redis|Valkey) server v=([^ ]+).*/\L\1\E-server \2/'
 }
 
+# build_native: the executable and the libraries the demo runs, in ONE cargo
+# invocation (emq, libechomq for C, the Node addon): the core and its
+# dependencies compile once, on both cores, and the three links run side by
+# side. The addon is the same cdylib `napi build` makes, copied to the name
+# native.js loads; `napi build` itself always passes `--target <triple>`,
+# which puts every crate in a second tree (target/<triple>/) and compiles the
+# whole core again, so the demo does not use it (the Node tests do: they check
+# the generated native.d.ts). Python's extension is built after this by
+# maturin, which reuses these dependencies (scripts/check-unified.sh keeps
+# their features one set).
+build_native() {
+  say "rust: cargo build --release -p echomq-cli -p echomq-ffi -p echomq-node (the core once for emq, C and Node)"
+  cargo build --release -p echomq-cli -p echomq-ffi -p echomq-node
+  install -D -m 755 "$CARGO_TARGET_DIR/release/emq" "$ROOT/bindings-node/emq"
+  install -m 755 "$CARGO_TARGET_DIR/release/libechomq_node.so" "$ROOT/bindings-node/$(node_addon_name)"
+}
+
+# The file name native.js loads in this checkout (`napi build --platform`'s).
+node_addon_name() {
+  (cd "$ROOT/bindings-node" && node -e 'console.log(require("path").basename(require("./native.js").binaryPath()))')
+}
+
 # stage_emq DEST: build the `emq` executable (release; it is its own program,
 # the libraries link no CLI code) and copy it to DEST, for a wheel's scripts
 # (python-env.sh) or beside the Node addon (node-build.sh).
