@@ -80,21 +80,42 @@ server_version() {
   "$1" --version | sed -E 's/^(Redis|Valkey) server v=([^ ]+).*/\L\1\E-server \2/'
 }
 
-# build_native: the executable and the libraries the demo runs, in ONE cargo
-# invocation (emq, libechomq for C, the Node addon): the core and its
-# dependencies compile once, on both cores, and the three links run side by
-# side. The addon is the same cdylib `napi build` makes, copied to the name
-# native.js loads; `napi build` itself always passes `--target <triple>`,
-# which puts every crate in a second tree (target/<triple>/) and compiles the
-# whole core again, so the demo does not use it (the Node tests do: they check
-# the generated native.d.ts). Python's extension is built after this by
-# maturin, which reuses these dependencies (scripts/check-unified.sh keeps
-# their features one set).
+# build_native VENV_PYTHON: the three libraries the demo runs, in ONE cargo
+# invocation (libechomq for C, the Node addon, the Python extension): the core
+# and its dependencies compile once, on both cores, and the links run side by
+# side (scripts/check-unified.sh keeps the shared dependencies one feature set).
+#   - Python: maturin (pip install, python-env.sh) then finds its crate fresh,
+#     because PYO3_PYTHON and PYO3_ENVIRONMENT_SIGNATURE are the values maturin
+#     itself sets for that interpreter (pyo3's build script reruns, and pyo3
+#     and the extension recompile, whenever they differ).
+#   - Node: the addon is the cdylib `napi build` makes, copied to the name
+#     native.js loads. `napi build` always passes `--target <triple>`, which
+#     puts every crate in a second tree (target/<triple>/) and compiles the
+#     whole core again; the Node tests use it (they check the generated
+#     native.d.ts), the demo does not.
+#   - `emq` (the operator's program: CLI, dashboard, terminal UI) is not in
+#     it: it is a fourth link of about the same size and would put a fresh
+#     machine's first demo past five minutes; `cargo build --release -p
+#     echomq-cli` adds it.
 build_native() {
-  say "rust: cargo build --release -p echomq-cli -p echomq-ffi -p echomq-node (the core once for emq, C and Node)"
-  cargo build --release -p echomq-cli -p echomq-ffi -p echomq-node
-  install -D -m 755 "$CARGO_TARGET_DIR/release/emq" "$ROOT/bindings-node/emq"
+  local py="$1" sig
+  sig=$("$py" -c 'import platform, sys; print("%s-%d.%d-%dbit" % (platform.python_implementation().lower(), *sys.version_info[:2], 64 if sys.maxsize > 2**32 else 32))')
+  say "rust: cargo build --release -p echomq-ffi -p echomq-node -p echomq-python (the core once for C, Node and Python)"
+  PYO3_PYTHON="$py" PYO3_ENVIRONMENT_SIGNATURE="$sig" \
+    cargo build --release -p echomq-ffi -p echomq-node -p echomq-python
   install -m 755 "$CARGO_TARGET_DIR/release/libechomq_node.so" "$ROOT/bindings-node/$(node_addon_name)"
+}
+
+# ensure_venv DIR: a virtualenv at DIR (created with Debian's python3-venv if
+# missing); its python's path on stdout.
+ensure_venv() {
+  local venv="$1"
+  command -v python3 >/dev/null || apt_install python3 python3-venv
+  if [ ! -x "$venv/bin/python" ]; then
+    say "python: creating virtualenv $venv" >&2
+    python3 -m venv "$venv" >&2 || { apt_install python3-venv >&2; rm -rf "$venv"; python3 -m venv "$venv" >&2; }
+  fi
+  echo "$venv/bin/python"
 }
 
 # The file name native.js loads in this checkout (`napi build --platform`'s).

@@ -32,13 +32,8 @@ done
 if [ -n "${EMQ_SHARED_VENV:-}" ]; then venv="$EMQ_SHARED_VENV"; fi
 
 {
-  py=python3
-  command -v "$py" >/dev/null || { apt_install python3 python3-venv; }
   if [ "$fresh" = 1 ]; then rm -rf "$venv"; fi
-  if [ ! -x "$venv/bin/python" ]; then
-    say "python: creating virtualenv $venv"
-    "$py" -m venv "$venv" || { apt_install python3-venv; rm -rf "$venv"; "$py" -m venv "$venv"; }
-  fi
+  ensure_venv "$venv" >/dev/null
   pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
   if [ -n "${EMQ_WHEEL:-}" ]; then
     stamp="$EMQ_WHEEL $(stat -c %Y "$EMQ_WHEEL")"
@@ -49,8 +44,14 @@ if [ -n "${EMQ_SHARED_VENV:-}" ]; then venv="$EMQ_SHARED_VENV"; fi
     fi
   else
     rm -f "$venv/.emq-wheel"
-    # The wheel's `emq` (its .data/scripts/; see pyproject.toml).
-    stage_emq "$ROOT/bindings-python/echomq._native.data/scripts/emq"
+    # The wheel's `emq` (its .data/scripts/; see pyproject.toml). The demo
+    # (EMQ_SKIP_EMQ=1) builds none: it ships the one already built, if any.
+    emq_dest="$ROOT/bindings-python/echomq._native.data/scripts/emq"
+    if [ "${EMQ_SKIP_EMQ:-0}" != 1 ]; then
+      stage_emq "$emq_dest"
+    elif [ -x "$CARGO_TARGET_DIR/release/emq" ]; then
+      install -D -m 755 "$CARGO_TARGET_DIR/release/emq" "$emq_dest"
+    fi
     say "python: pip install ./bindings-python (maturin, release, CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
     "${pip[@]}" install --force-reinstall --no-deps "$ROOT/bindings-python"
   fi
