@@ -79,7 +79,24 @@ check_glibc() {  # check_glibc FILE: needs no glibc symbol newer than $GLIBC
 }
 
 say "dist: C library, Node addon and the emq executable (cargo zigbuild --target $TARGET.$GLIBC, SONAME $SONAME)"
-EMQ_SONAME="$SONAME" cargo zigbuild --release --target "$TARGET.$GLIBC" -p echomq-ffi -p echomq-node -p echomq-cli
+# napi-derive writes the addon's TypeScript declarations while echomq-node
+# compiles (into NAPI_TYPE_DEF_TMP_FOLDER); touching the crate makes this build
+# compile it, so the folder describes exactly the addon that ships. The
+# committed native.d.ts is checked against it below (the Node suite reuses this
+# addon instead of building its own with `napi build`).
+typedefs="$CARGO_TARGET_DIR/napi-type-defs"
+rm -rf "$typedefs"; mkdir -p "$typedefs"
+touch "$ROOT/bindings-node/src/lib.rs"
+NAPI_TYPE_DEF_TMP_FOLDER="$typedefs" EMQ_SONAME="$SONAME" \
+  cargo zigbuild --release --target "$TARGET.$GLIBC" -p echomq-ffi -p echomq-node -p echomq-cli
+say "dist: bindings-node/native.d.ts matches the addon's declarations"
+(cd "$ROOT/bindings-node" && { [ -d node_modules/@napi-rs/cli ] || ECHOMQ_SKIP_BUILD=1 npm ci --no-audit --no-fund --loglevel=error; } \
+  && node scripts/native-dts.mjs "$typedefs" >"$stage/native.d.ts")
+cmp -s "$stage/native.d.ts" "$ROOT/bindings-node/native.d.ts" || {
+  diff -u "$ROOT/bindings-node/native.d.ts" "$stage/native.d.ts" | head -40 >&2
+  echo "dist: bindings-node/native.d.ts differs from the addon's declarations: commit the regenerated file (cd bindings-node && npm run build)" >&2
+  exit 1
+}
 # The libraries link no CLI, terminal or HTTP crates: `emq` is its own
 # executable, shipped beside the library in the wheel and the platform package.
 for pkg in echomq-ffi echomq-node echomq-python; do

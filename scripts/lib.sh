@@ -118,6 +118,26 @@ ensure_venv() {
   echo "$venv/bin/python"
 }
 
+# use_dist_natives DIST: after scripts/dist.sh, the suites run against its
+# binaries instead of compiling their own. Without this the release core was
+# compiled three more times: by the C suite and the snippets (target/release),
+# by the Node suite (`napi build`, target/<triple>/release) and for `emq`.
+#   EMQ_C_PREFIX       the C tarball, unpacked (lib/, include/, lib/pkgconfig/)
+#   EMQ_NODE_PREBUILT  1: the platform package's addon and emq are staged in
+#                      bindings-node/ (dist.sh checked native.d.ts against it)
+use_dist_natives() {
+  local dist="$1" version here
+  version=$(workspace_version)
+  here="$CARGO_TARGET_DIR/dist-natives"
+  rm -rf "$here"; mkdir -p "$here/npm"
+  tar -C "$here" -xzf "$dist/echomq-$version-linux-x86_64.tar.gz"
+  export EMQ_C_PREFIX="$here/echomq-$version-linux-x86_64"
+  tar -C "$here/npm" -xzf "$dist/echomq-linux-x64-gnu-$version.tgz"
+  install -m 755 "$here/npm/package/echomq.linux-x64-gnu.node" "$ROOT/bindings-node/$(node_addon_name)"
+  install -m 755 "$here/npm/package/emq" "$ROOT/bindings-node/emq"
+  export EMQ_NODE_PREBUILT=1
+}
+
 # The file name native.js loads in this checkout (`napi build --platform`'s).
 node_addon_name() {
   (cd "$ROOT/bindings-node" && node -e 'console.log(require("path").basename(require("./native.js").binaryPath()))')

@@ -139,7 +139,8 @@ def run(cmd: list[str], cwd: Path, mode: str) -> tuple[bool, str]:
 
 
 def compile_native(b: Block, src: Path, exe: Path, cwd: Path) -> tuple[bool, str]:
-    lib = Path(os.environ["CARGO_TARGET_DIR"]) / "release"
+    # EMQ_C_LIBDIR: dist.sh's library under scripts/test.sh; else the cargo build.
+    lib = Path(os.environ.get("EMQ_C_LIBDIR") or Path(os.environ["CARGO_TARGET_DIR"]) / "release")
     if b.lang == "c":
         cc = ["gcc", "-std=c11"]
     else:

@@ -21,13 +21,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-LIB="$CARGO_TARGET_DIR/release"
 CWARN=(-Wall -Wextra -Werror -pedantic)
+if [ -n "${EMQ_C_PREFIX:-}" ]; then
+  # Under scripts/test.sh: the library dist.sh built, from its C tarball.
+  LIB="$EMQ_C_PREFIX/lib"
+  say "c: the library from dist.sh's C tarball ($EMQ_C_PREFIX)"
+else
+  LIB="$CARGO_TARGET_DIR/release"
+  say "c: cargo build --release -p echomq-ffi"
+  cargo build --release -p echomq-ffi
+fi
 LINK=(-L"$LIB" -Wl,-rpath,"$LIB" -lechomq -lpthread)
-
-say "c: cargo build --release -p echomq-ffi"
-cargo build --release -p echomq-ffi
 ls -l "$LIB/libechomq.so" "$LIB/libechomq.a"
+# The Makefiles below take the library from LIBDIR; `CARGO=:` keeps the demo's
+# from building one (the library above is the one under test).
+MAKE_LIB=(LIBDIR="$LIB")
+if [ -n "${EMQ_C_PREFIX:-}" ]; then MAKE_LIB+=(CARGO=:); fi
 
 say "c: cargo test -p echomq-ffi (header drift, layouts, API parity, boundary rules)"
 cargo test -p echomq-ffi
@@ -42,18 +51,25 @@ g++ -std=c++17 "${CWARN[@]}" -g -Iinclude ffi-c/tests/c/test_cpp.cpp -o "$work/t
 # C++20 adds the std::span inputs (run once, below).
 g++ -std=c++20 "${CWARN[@]}" -g -Iinclude ffi-c/tests/c/test_cpp.cpp -o "$work/test_cpp20" "${LINK[@]}"
 gcc -std=c11 "${CWARN[@]}" -Iinclude ffi-c/tests/c/demo_orders.c -o "$work/demo_orders" "${LINK[@]}"
-make -s -C examples/c clean all
-make -s -C examples/polyglot clean-c c
+make -s -C examples/c clean all "${MAKE_LIB[@]}"
+make -s -C examples/polyglot clean-c c "${MAKE_LIB[@]}"
 
-say "c: make install PREFIX=... and build against pkg-config (shared and static)"
-make -s -C ffi-c install PREFIX="$work/prefix"
-export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+if [ -n "${EMQ_C_PREFIX:-}" ]; then
+  # The tarball is an installed tree with its own pkg-config file.
+  say "c: build against the tarball's pkg-config file (shared and static)"
+  prefix="$EMQ_C_PREFIX"
+else
+  say "c: make install PREFIX=... and build against pkg-config (shared and static)"
+  make -s -C ffi-c install PREFIX="$work/prefix"
+  prefix="$work/prefix"
+fi
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 pkg-config --modversion echomq
 # shellcheck disable=SC2046
 gcc -std=c11 "${CWARN[@]}" examples/c/producer.c -o "$work/producer_pc" $(pkg-config --cflags --libs echomq)
 # shellcheck disable=SC2046
 gcc -std=c11 "${CWARN[@]}" examples/c/producer.c -o "$work/producer_static" \
-  $(pkg-config --cflags echomq) "$work/prefix/lib/libechomq.a" $(pkg-config --static --libs-only-l echomq | sed 's/-lechomq//')
+  $(pkg-config --cflags echomq) "$prefix/lib/libechomq.a" $(pkg-config --static --libs-only-l echomq | sed 's/-lechomq//')
 if ldd "$work/producer_static" | grep -q libechomq; then
   echo "producer_static links libechomq.so dynamically" >&2; exit 1
 fi
@@ -104,7 +120,7 @@ say "c: examples (shared, pkg-config, static, C++)"
 redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
 examples/c/producer 20
 timeout 60 examples/c/consumer 20
-LD_LIBRARY_PATH="$work/prefix/lib" "$work/producer_pc" 3
+LD_LIBRARY_PATH="$prefix/lib" "$work/producer_pc" 3
 "$work/producer_static" 3
 examples/c/hello_cpp
 

@@ -22,8 +22,16 @@ for tool in gcc:gcc g++:g++; do
 done
 
 say "snippets: the C library, the Node addon, the Python package"
-cargo build --release --quiet -p echomq-ffi
-if [ ! -d bindings-node/node_modules ]; then bash scripts/node-build.sh; else (cd bindings-node && npm run --silent build >/dev/null); fi
+if [ -n "${EMQ_C_PREFIX:-}" ]; then
+  export EMQ_C_LIBDIR="$EMQ_C_PREFIX/lib"  # dist.sh's (scripts/test.sh)
+else
+  cargo build --release --quiet -p echomq-ffi
+fi
+if [ "${EMQ_NODE_PREBUILT:-0}" = 1 ] || [ ! -d bindings-node/node_modules ]; then
+  bash scripts/node-build.sh
+else
+  (cd bindings-node && npm run --silent build >/dev/null)
+fi
 if [ -z "${EMQ_SNIPPET_PYTHON:-}" ]; then
   EMQ_SNIPPET_PYTHON=$(bash scripts/python-env.sh)
 fi

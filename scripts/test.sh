@@ -36,6 +36,8 @@ say "dist: the release artefacts (scripts/dist.sh; the Python suite tests this w
 bash scripts/dist.sh
 EMQ_WHEEL=$(ls "$ROOT"/dist/echomq-"$(workspace_version)"-cp39-abi3-*manylinux2014_x86_64*.whl)
 export EMQ_WHEEL
+# The C, Node and snippet suites use dist.sh's library, addon and emq too.
+use_dist_natives "$ROOT/dist"
 # One venv with that wheel for every suite below (scripts/python-env.sh).
 shared_venv_dir="$(mktemp -d)"
 trap 'rm -rf "$shared_venv_dir"' EXIT
