@@ -43,10 +43,14 @@ done
 cargo test -q -p echomq --lib "${tests[@]}"
 
 lap "bindings: the release C library, the Node addon, the Python package (incremental)"
-cargo build --release --quiet -p echomq-ffi
-if [ -d bindings-node/node_modules ]; then (cd bindings-node && npm run --silent build >/dev/null); else bash scripts/node-build.sh; fi
-# A venv kept in the target dir, so pytest is installed once, not per run.
-PY=$(bash scripts/python-env.sh --venv "$CARGO_TARGET_DIR/quick-venv" pytest pytest-timeout redis)
+# One cargo build for the three (scripts/lib.sh, build_native): after the first
+# run it finds nothing to do unless a source changed. (`npm run build` would
+# relink the addon every time: napi forces it, to regenerate native.d.ts —
+# the full command checks that file.) A venv kept in the target dir, so pytest
+# is installed once, not per run.
+build_native "$(ensure_venv "$CARGO_TARGET_DIR/quick-venv")" >/dev/null
+[ -d bindings-node/node_modules ] || (cd bindings-node && ECHOMQ_SKIP_BUILD=1 npm ci --no-audit --no-fund --loglevel=error)
+PY=$(EMQ_SKIP_EMQ=1 bash scripts/python-env.sh --venv "$CARGO_TARGET_DIR/quick-venv" pytest pytest-timeout redis)
 export EMQ_TEST_PYTHON="$PY"
 
 work=$(mktemp -d)
@@ -85,6 +89,7 @@ cargo test -q -p echomq-cli
 cargo test -q -p echomq-dashboard
 
 lap "snippets"
-EMQ_SNIPPET_PYTHON="$PY" bash scripts/test-snippets.sh
+# The addon build_native staged is the one (no napi relink).
+EMQ_NODE_PREBUILT=1 EMQ_SNIPPET_PYTHON="$PY" bash scripts/test-snippets.sh
 
 lap "quick: all passed"
