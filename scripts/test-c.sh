@@ -8,7 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_redis
-for tool in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind; do
+for tool in gcc:gcc g++:g++ make:make pkg-config:pkg-config; do
   command -v "${tool%%:*}" >/dev/null || apt_install "${tool#*:}"
 done
 
@@ -84,22 +84,9 @@ export EMQ_URL
 say "c: test_ffi against $EMQ_URL"
 "$work/test_ffi"
 
-say "c: test_ffi under valgrind (definite and indirect leaks and memory errors fail)"
-# The tokio runtime's threads live as long as the process, so their thread
-# stacks/TLS show up as "possibly lost"/"still reachable": those kinds are
-# reported but are not errors. No suppression file is needed.
-redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
-valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
-  --errors-for-leak-kinds=definite,indirect \
-  --error-exitcode=1 "$work/test_ffi"
-
-say "c++: test_cpp (include/echomq.hpp) against $EMQ_URL, then under valgrind"
+say "c++: test_cpp (include/echomq.hpp) against $EMQ_URL"
 redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
 "$work/test_cpp"
-redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
-valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
-  --errors-for-leak-kinds=definite,indirect \
-  --error-exitcode=1 "$work/test_cpp"
 redis-cli -u "$EMQ_URL" FLUSHALL >/dev/null
 "$work/test_cpp20"
 
@@ -142,5 +129,9 @@ done
 examples/polyglot/summary report 400 | tee "$work/report.out"
 grep -q '^ALL 400 ORDERS PROCESSED$' "$work/report.out"
 grep -Eq '^c +400 +20$' "$work/report.out"
+
+# Both programs under valgrind; scripts/test.sh runs this on its own, beside
+# the Python suite (EMQ_VALGRIND_APART=1).
+if [ "${EMQ_VALGRIND_APART:-0}" != 1 ]; then bash scripts/test-valgrind.sh; fi
 
 say "c: all passed"

@@ -43,12 +43,23 @@ shared_venv_dir="$(mktemp -d)"
 trap 'rm -rf "$shared_venv_dir"' EXIT
 export EMQ_SHARED_VENV="$shared_venv_dir/venv"
 
-# snippets runs after node: the addon and the C library are built by then.
-for suite in c python cli cluster node snippets dashboard bench-smoke dist; do
-  if [ -f "scripts/test-$suite.sh" ]; then
-    say "$suite"
-    bash "scripts/test-$suite.sh"
-  fi
+say "c"
+EMQ_VALGRIND_APART=1 bash scripts/test-c.sh
+# valgrind keeps one core busy for minutes (it runs a program's threads one at
+# a time); the Python suite, mostly waiting on its servers, runs beside it.
+say "valgrind (in the background, beside the Python suite; its log follows)"
+valgrind_log="$shared_venv_dir/valgrind.log"
+bash scripts/test-valgrind.sh >"$valgrind_log" 2>&1 &
+valgrind_pid=$!
+say "python"
+bash scripts/test-python.sh
+if ! wait "$valgrind_pid"; then
+  cat "$valgrind_log"; echo "test: the valgrind suite failed (log above)" >&2; exit 1
+fi
+cat "$valgrind_log"
+for suite in cli cluster node snippets dashboard bench-smoke dist; do
+  say "$suite"
+  bash "scripts/test-$suite.sh"
 done
 # The failover drill again on Valkey (the cluster tests ran on it above, in
 # the EMQ_TEST_SERVER pass).
