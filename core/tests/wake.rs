@@ -864,11 +864,12 @@ async fn idle_commands(server: &Server, window: Duration) -> (u64, Duration) {
 /// unhinted jobs sends at most a command a second: its one `BLPOP` a second
 /// also stands in for the pumps' `next_due` (39.12, "a look the park stands
 /// in for"). Before, the pumps' `next_due` every `wake_fallback_ms` came on
-/// top: 1.2 a second, 18 in this window against the bound's 16.
+/// top: 1.2 a second, 23 or 24 in this window against the bound's 21
+/// (measured: 17 in 15 s before, 14 after).
 #[tokio::test(flavor = "multi_thread")]
 async fn an_idle_worker_sends_at_most_a_command_a_second() {
     let server = Server::start();
-    let (sent, elapsed) = idle_commands(&server, Duration::from_secs(15)).await;
+    let (sent, elapsed) = idle_commands(&server, Duration::from_secs(20)).await;
     eprintln!("no events: {sent} worker commands in {elapsed:?}");
     // One a second, plus one for where the window cuts the parks (a park
     // counted at each edge). A count of commands, not a timing.
