@@ -53,7 +53,7 @@ pub(crate) struct PumpPlan {
     /// name those sets and stand in for the next look.
     quiet: AtomicBool,
     /// When the latest park that named those sets and timed out was sent:
-    /// the server found them absent then.
+    /// the server found them absent at that instant or after.
     vouched: Mutex<Option<Instant>>,
 }
 
@@ -75,7 +75,8 @@ impl PumpPlan {
     }
 
     /// A park sent at `sent` that named the schedule, active and repeat sets
-    /// timed out: they were absent when it reached the server.
+    /// timed out: they were absent when it reached the server (at `sent` or
+    /// after).
     pub(crate) fn vouch(&self, sent: Instant) {
         let mut vouched = self.vouched.lock().unwrap_or_else(|p| p.into_inner());
         if vouched.map_or(true, |v| sent > v) {

@@ -699,8 +699,8 @@ struct Parked {
     /// A polling park (no claim queued behind it, 39.12).
     poll: bool,
     /// A park that named the pumps' sets ([`Names::Quiet`]) and timed out
-    /// (or was unblocked): when it was sent, the instant the server found
-    /// them all absent at the latest.
+    /// (or was unblocked): when it was sent. The server found them all
+    /// absent when the `BLPOP` reached it, at this instant or after.
     quiet_since: Option<Instant>,
 }
 
