@@ -40,7 +40,7 @@ WORKER = textwrap.dedent(
     def handle(job):
         sent_ns = int(job.payload.decode())
         # One write per line: four handler threads print at once.
-        sys.stdout.write(f"{(time.time_ns() - sent_ns) / 1e6:.3f}\n")
+        sys.stdout.write(f"{(time.time_ns() - sent_ns) / 1e6:.3f}\\n")
         sys.stdout.flush()
     print("ready", flush=True)
     echomq.Worker(client, sys.argv[2], handle, concurrency=4).run()

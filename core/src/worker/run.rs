@@ -23,7 +23,7 @@ use super::adapt::Adaptive;
 use super::pump;
 use super::settle::{ids, lock, release, settle, settler, Held, Settlement};
 use super::state::{panic_text, Dispatch, Shared as WorkerShared};
-use super::wake::Wake;
+use super::wake::{Names, Wake};
 use super::{HandlerError, Output, WorkerEvent};
 use crate::error::{Error, ErrorKind, Result};
 use crate::id::BrandedId;
@@ -178,7 +178,7 @@ impl Run {
         let pumps = Owned::spawn(pump::pumps(shared.clone(), held.clone()));
         let wake = shared.client.speaks_wake().then(|| {
             let keys = crate::keys::QueueKeys::new(&shared.queue).expect("a checked queue name");
-            Wake::new(shared.client.clone(), keys.wake, keys.pending)
+            Wake::new(shared.client.clone(), keys)
         });
         let _watch = wake.clone().map(|w| Owned::spawn(w.watch()));
         let capacity = shared.options.concurrency * 2;
@@ -320,13 +320,22 @@ impl Run {
     /// event ends it); elsewhere at most [`POLL`](super::wake::POLL), with no
     /// claim queued: a park that times out is sent again, and it answers at
     /// once if pending filled meanwhile (39.12), so an idle worker sends one
-    /// command per park.
+    /// command per park. While the pumps' last look found nothing to do, a
+    /// polling park also names the sets they look at, and its timeout
+    /// stands in for their next look (pump.rs), so that one command is all
+    /// an idle worker sends.
     fn park(&mut self, wake: Wake) {
         let fallback = Duration::from_millis(self.shared.options.wake_fallback_ms);
         let heard = wake.watched() || fallback <= super::wake::POLL;
         let timeout = if heard { fallback } else { super::wake::POLL };
         let room = self.claim_room() as u64;
-        let pending = room > 0 && !std::mem::take(&mut self.plain_park);
+        let names = if room == 0 || std::mem::take(&mut self.plain_park) {
+            Names::WakeOnly
+        } else if !heard && self.shared.plan.quiet() {
+            Names::Quiet
+        } else {
+            Names::Pending
+        };
         let shared = self.shared.clone();
         self.parking = Some(tokio::spawn(async move {
             let (client, queue, opts) = (&shared.client, &shared.queue, &shared.options);
@@ -340,13 +349,15 @@ impl Run {
                         claimed: Some(Err(e)),
                         failed: None,
                         poll: false,
+                        quiet_since: None,
                     })
                 }
                 Some(Ok(cmd)) => Some(cmd),
                 None => None,
             };
             let poll = room > 0 && !heard;
-            let woke = wake.wait(timeout, claim, pending).await?;
+            let sent = Instant::now();
+            let woke = wake.wait(timeout, claim, names).await?;
             let claimed = match woke.then {
                 Some(answer) => Some(
                     client
@@ -355,11 +366,17 @@ impl Run {
                 ),
                 None => None,
             };
+            let quiet = names == Names::Quiet && woke.failed.is_none();
+            if quiet && woke.occupied {
+                // Pending or a set the pumps read holds members: they look now.
+                shared.plan.stir();
+            }
             Ok(Parked {
                 woken: woke.woken,
                 claimed,
                 failed: woke.failed,
                 poll,
+                quiet_since: (quiet && !woke.woken).then_some(sent),
             })
         }));
     }
@@ -375,7 +392,12 @@ impl Run {
                 claimed,
                 failed: None,
                 poll,
+                quiet_since,
             }) => {
+                if let Some(sent) = quiet_since {
+                    // It found the pumps' sets absent: their next look is done.
+                    self.shared.plan.vouch(sent);
+                }
                 if poll && !woken {
                     // A polling park timed out: nothing to claim, park again.
                     if let Some(wake) = self.wake.clone() {
@@ -676,6 +698,10 @@ struct Parked {
     failed: Option<Error>,
     /// A polling park (no claim queued behind it, 39.12).
     poll: bool,
+    /// A park that named the pumps' sets ([`Names::Quiet`]) and timed out
+    /// (or was unblocked): when it was sent. The server found them all
+    /// absent when the `BLPOP` reached it, at this instant or after.
+    quiet_since: Option<Instant>,
 }
 
 /// One claim for up to `room` jobs, its round trip recorded for the

@@ -22,6 +22,13 @@
 //! park (`CLIENT UNBLOCK`); elsewhere the park lasts at most [`POLL`] and,
 //! timed out, is simply sent again, so the next one's `WRONGTYPE` finds it —
 //! one command a second.
+//!
+//! That command is all an idle worker sends (39.12, "a look the park stands
+//! in for"): while the pumps' last `next_due` found the schedule, active and
+//! repeat sets empty, a polling park names them as well ([`Names::Quiet`]).
+//! A park that times out has seen all five keys absent when it began, which
+//! is everything the pumps' next look would have told them, so the pumps
+//! skip it; one that answers `WRONGTYPE` sends the pumps to look at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex};
@@ -55,6 +62,22 @@ pub(crate) const POLL: Duration = Duration::from_secs(1);
 /// now publishes them (one short-lived connection and a `CONFIG GET`).
 const RECHECK: Duration = Duration::from_secs(300);
 
+/// The keys a park's `BLPOP` names after the wake list. Every one but the
+/// wake list is a sorted set, present only while it holds members, so the
+/// `BLPOP` answers `WRONGTYPE` at once while any of them holds one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Names {
+    /// The wake list only: a woken park whose claim found nothing (a paused
+    /// queue's backlog would answer every park at once).
+    WakeOnly,
+    /// And the pending set: a job written without a hint answers the park.
+    Pending,
+    /// And the schedule, active and repeat sets, the ones the pumps'
+    /// `next_due` reads: sent while the pumps last found those empty, so a
+    /// park that times out stands in for the pumps' next look.
+    Quiet,
+}
+
 /// One worker run's wake listener; cheap to clone (the tasks share it).
 #[derive(Clone)]
 pub(crate) struct Wake {
@@ -63,6 +86,8 @@ pub(crate) struct Wake {
     /// The queue's pending set, named by the park (its `WRONGTYPE`) and
     /// watched through keyspace events.
     pending: String,
+    /// The schedule, active and repeat sets, named by a [`Names::Quiet`] park.
+    pump_sets: [String; 3],
     conn: Arc<Mutex<Option<BlockingConn>>>,
     /// The open connection's `CLIENT ID` and (cluster) node, readable while
     /// `conn` is locked by a park.
@@ -77,6 +102,9 @@ pub(crate) struct Wake {
 /// and the answer of the command queued behind the `BLPOP`, if one was.
 pub(crate) struct Woke {
     pub(crate) woken: bool,
+    /// Woken by `WRONGTYPE`: a set the park named after the wake list holds
+    /// members (false for a token, a timeout or an unblock).
+    pub(crate) occupied: bool,
     pub(crate) then: Option<redis::RedisResult<Value>>,
     /// The `BLPOP` itself was refused (a wrong-typed wake key, say; the
     /// connection is dropped). What was queued behind it still ran, so its
@@ -85,11 +113,12 @@ pub(crate) struct Woke {
 }
 
 impl Wake {
-    pub(crate) fn new(client: Client, key: String, pending: String) -> Wake {
+    pub(crate) fn new(client: Client, keys: crate::keys::QueueKeys) -> Wake {
         Wake {
             client,
-            key,
-            pending,
+            key: keys.wake,
+            pending: keys.pending,
+            pump_sets: [keys.schedule, keys.active, keys.repeat],
             conn: Arc::default(),
             blocked_on: Arc::default(),
             parked: Arc::default(),
@@ -181,8 +210,9 @@ impl Wake {
     }
 
     /// Wait up to `timeout` for a token, then run `then` (the claim) on the
-    /// same connection without a round trip in between. With `pending`, the
-    /// park also answers at once (as woken) while pending holds jobs. A
+    /// same connection without a round trip in between. Naming more than the
+    /// wake list (`names`), the park also answers at once (as woken and
+    /// occupied) while any of those sets holds members. A
     /// failed connection is dropped and reopened on the next call.
     /// Closing the client ends the wait at once with `Closed`, dropping the
     /// connection (the server then discards the queued command unless it
@@ -191,7 +221,7 @@ impl Wake {
         &self,
         timeout: Duration,
         then: Option<redis::Cmd>,
-        pending: bool,
+        names: Names,
     ) -> Result<Woke> {
         let transport = self.client.transport();
         let mut slot = self.conn.lock().await;
@@ -210,9 +240,14 @@ impl Wake {
         let secs = format!("{:.3}", timeout.as_secs_f64().max(0.001));
         let mut blpop = redis::cmd("BLPOP");
         blpop.arg(&self.key);
-        if pending {
+        if names != Names::WakeOnly {
             // Not a list: BLPOP answers WRONGTYPE at once while it holds jobs.
             blpop.arg(&self.pending);
+        }
+        if names == Names::Quiet {
+            // BLPOP looks at its keys in order when it arrives: answering
+            // nil, it found every one of these absent too.
+            blpop.arg(&self.pump_sets[..]);
         }
         blpop.arg(secs);
         let cmds: Vec<redis::Cmd> = std::iter::once(blpop).chain(then).collect();
@@ -238,15 +273,17 @@ impl Wake {
         match answered {
             Ok(Ok(answers)) => {
                 let mut answers = answers.into_iter();
-                let (woken, refused) = match answers.next() {
-                    Some(Ok(Value::Nil)) => (false, None),
-                    Some(Ok(_)) => (true, None),
-                    // The pending set holds jobs (it is a sorted set).
-                    Some(Err(e)) if pending && e.code() == Some("WRONGTYPE") => (true, None),
+                let (woken, occupied, refused) = match answers.next() {
+                    Some(Ok(Value::Nil)) => (false, false, None),
+                    Some(Ok(_)) => (true, false, None),
+                    // A named sorted set holds members (pending: jobs).
+                    Some(Err(e)) if names != Names::WakeOnly && e.code() == Some("WRONGTYPE") => {
+                        (true, true, None)
+                    }
                     // MOVED after a failover, say: a fresh connection finds the owner.
                     Some(Err(e)) => {
                         drop_conn(&mut slot);
-                        (false, Some(e.into()))
+                        (false, false, Some(e.into()))
                     }
                     None => {
                         return failed(
@@ -257,6 +294,7 @@ impl Wake {
                 };
                 Ok(Woke {
                     woken,
+                    occupied,
                     then: answers.next(),
                     failed: refused,
                 })
