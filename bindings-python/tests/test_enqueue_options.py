@@ -342,7 +342,7 @@ def test_an_out_of_range_priority_is_refused_and_writes_nothing(target22, raw22,
 
 
 def test_a_priority_that_is_not_an_int_is_a_type_error(target22, raw22, queue):
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="a priority must be an int"):
         target22.enqueue(b"x", priority="high")
     assert raw22.keys(f"emq:{{{queue}}}:*") == []
 
