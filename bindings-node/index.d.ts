@@ -202,7 +202,7 @@ export interface ConnectOptions {
 /**
  * `enqueue`'s options (all optional): now, later (`runAtMs` or `delayMs`, not
  * both) or under a chosen `id`; or deduplicated (`dedupId`, wire 2.1.0; not
- * with the others).
+ * with the others); `priority` (wire 2.2.0) with any of them.
  */
 export interface EnqueueOptions {
   /** A caller-chosen id (the receipt): an existing row answers `duplicate: true`. */
@@ -215,6 +215,12 @@ export interface EnqueueOptions {
   dedupId?: string
   /** Release the dedup id after this long even if its job lives (throttle). */
   dedupTtlMs?: number
+  /**
+   * Wire 2.2.0 (`connect(url, {wireVersion: 'echomq:2.2.0'})`; else EMQ_UNSUPPORTED):
+   * `1..=1000000`, higher claimed first, before every job without one; mint order
+   * within one priority. `0`: none.
+   */
+  priority?: number
 }
 
 /**

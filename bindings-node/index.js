@@ -129,7 +129,7 @@ const OPTION_SCHEMA = Object.freeze(
 )
 const optionNames = (group) => Object.freeze(OPTION_SCHEMA.filter((o) => o.group === group).map((o) => o.jsName))
 const CONNECT_OPTIONS = optionNames('connect')
-const ENQUEUE_OPTIONS = ['id', 'runAtMs', 'delayMs', 'dedupId', 'dedupTtlMs']
+const ENQUEUE_OPTIONS = ['id', 'runAtMs', 'delayMs', 'dedupId', 'dedupTtlMs', 'priority']
 const WORKER_OPTIONS = optionNames('worker')
 const RETRY_OPTIONS = ['delayMs', 'maxAttempts', 'error']
 const BROWSE_OPTIONS = ['newestFirst', 'limit', 'range']
@@ -223,7 +223,7 @@ class Client {
     return this[NATIVE].nodeId()
   }
 
-  /** `options`: `{id, runAtMs, delayMs}` (not both times) or `{dedupId, dedupTtlMs}`. */
+  /** `options`: `{id, runAtMs, delayMs}` (not both times) or `{dedupId, dedupTtlMs}`; `priority` (wire 2.2.0) with either. */
   enqueue(queue, payload, options) {
     return call(() =>
       this[NATIVE].enqueue(queue, payload, checkOptions(options, ENQUEUE_OPTIONS, 'enqueue option'))

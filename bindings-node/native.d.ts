@@ -191,7 +191,8 @@ export interface EnqueuedJs {
 
 /**
  * `enqueue` options, camelCase (all optional): `{id, runAtMs, delayMs}`
- * (not both times) or `{dedupId, dedupTtlMs}` (wire 2.1.0; not with the others).
+ * (not both times) or `{dedupId, dedupTtlMs}` (wire 2.1.0; not with the others);
+ * `priority` (wire 2.2.0) with any of them.
  */
 export interface EnqueueOptionsJs {
   /** A caller-chosen id: an existing row answers `duplicate: true`. */
@@ -207,6 +208,11 @@ export interface EnqueueOptionsJs {
   dedupId?: string
   /** Release the dedup id after this long even if its job still lives. */
   dedupTtlMs?: number
+  /**
+   * Wire 2.2.0: `1..=1000000`, higher claimed first, before every job
+   * without one; mint order within one priority. `0`: none.
+   */
+  priority?: number
 }
 
 /** One row of the error table. */

@@ -49,6 +49,12 @@
 #define EMQ_VERSION_PATCH 0
 
 /**
+ * The highest `emq_enqueue_options.priority` (1 is the lowest; wire 2.2.0).
+ * A literal so cbindgen writes it into the header; equal to the core's.
+ */
+#define EMQ_MAX_PRIORITY 1000000
+
+/**
  * The item's row exists: it was written; do not send it again.
  */
 #define EMQ_WRITTEN 0
@@ -491,8 +497,10 @@ typedef struct emq_bundle_mismatch_list {
  *
  * Refused with `EMQ_ERR_INVALID_ARGUMENT` before anything is sent:
  * `run_at_ms` and `delay_ms` both set; `dedup_id` with `id`, `run_at_ms` or
- * `delay_ms`; `dedup_ttl_ms` without `dedup_id`. A bad `id` is
- * `EMQ_ERR_INVALID_ID`.
+ * `delay_ms`; `dedup_ttl_ms` without `dedup_id`; `priority` above
+ * `EMQ_MAX_PRIORITY`. A bad `id` is `EMQ_ERR_INVALID_ID`. A `priority` on a
+ * client not speaking wire 2.2.0 is `EMQ_ERR_UNSUPPORTED`, also before
+ * anything is sent.
  */
 typedef struct emq_enqueue_options {
     /**
@@ -526,6 +534,15 @@ typedef struct emq_enqueue_options {
      * removed or goes dead.
      */
     uint64_t dedup_ttl_ms;
+    /**
+     * Wire 2.2.0 (else `EMQ_ERR_UNSUPPORTED`): `1..=EMQ_MAX_PRIORITY`, higher
+     * claimed first, before every job without one; mint order within one
+     * priority. 0 (default) = none. 64 bits wide though the range fits 32,
+     * so the struct keeps no tail padding a later field could fall into
+     * (`sized.rs`); a value above the range (a negative one cast) is
+     * `EMQ_ERR_INVALID_ARGUMENT`.
+     */
+    uint64_t priority;
 } emq_enqueue_options;
 
 /**

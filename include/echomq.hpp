@@ -301,7 +301,8 @@ struct Enqueued {
 /// std::optional fields. Every field unset (the default) = now, under a freshly minted id.
 /// A number set to 0 counts as unset (the C struct's convention). Refused with
 /// InvalidArgumentError before anything is sent: run_at_ms with delay_ms; dedup_id with
-/// id, run_at_ms or delay_ms; dedup_ttl_ms without dedup_id.
+/// id, run_at_ms or delay_ms; dedup_ttl_ms without dedup_id; priority above
+/// EMQ_MAX_PRIORITY. A priority on a client not speaking wire 2.2.0 is UnsupportedError.
 struct EnqueueOptions {
     /// A caller-chosen JOB id: a row that already holds it answers duplicate = true.
     std::optional<std::string> id = std::nullopt;
@@ -314,6 +315,9 @@ struct EnqueueOptions {
     std::optional<std::string> dedup_id = std::nullopt;
     /// Release the dedup id after this long even if its job still lives (throttle mode).
     std::optional<uint64_t> dedup_ttl_ms = std::nullopt;
+    /// Wire 2.2.0: 1..=EMQ_MAX_PRIORITY, higher claimed first, before every job without
+    /// one; mint order within one priority. Unset or 0 = none.
+    std::optional<uint64_t> priority = std::nullopt;
 };
 
 namespace detail {
@@ -327,6 +331,7 @@ inline emq_enqueue_options to_c(const EnqueueOptions& o) {
     c.delay_ms = o.delay_ms.value_or(0);
     c.dedup_id = o.dedup_id ? o.dedup_id->c_str() : nullptr;
     c.dedup_ttl_ms = o.dedup_ttl_ms.value_or(0);
+    c.priority = o.priority.value_or(0);
     return c;
 }
 

@@ -15,7 +15,8 @@ use crate::convert::{payload, promise, promise_direct, uint};
 use crate::error::{invalid_argument, to_js};
 
 /// `enqueue` options, camelCase (all optional): `{id, runAtMs, delayMs}`
-/// (not both times) or `{dedupId, dedupTtlMs}` (wire 2.1.0; not with the others).
+/// (not both times) or `{dedupId, dedupTtlMs}` (wire 2.1.0; not with the others);
+/// `priority` (wire 2.2.0) with any of them.
 #[napi(object)]
 pub struct EnqueueOptionsJs {
     /// A caller-chosen id: an existing row answers `duplicate: true`.
@@ -29,6 +30,9 @@ pub struct EnqueueOptionsJs {
     pub dedup_id: Option<String>,
     /// Release the dedup id after this long even if its job still lives.
     pub dedup_ttl_ms: Option<f64>,
+    /// Wire 2.2.0: `1..=1000000`, higher claimed first, before every job
+    /// without one; mint order within one priority. `0`: none.
+    pub priority: Option<f64>,
 }
 
 /// The core's options; `at` prefixes the names in messages (`item 3: `).
@@ -46,8 +50,26 @@ fn options(env: &Env, at: &str, o: Option<EnqueueOptionsJs>) -> Result<EnqueueOp
         delay_ms: ms("delayMs", o.delay_ms)?,
         dedup_id: o.dedup_id,
         dedup_ttl_ms: ms("dedupTtlMs", o.dedup_ttl_ms)?,
-        // Priorities (wire 2.2.0, issue #34) are not a Node option yet.
-        priority: None,
+        priority: o
+            .priority
+            .map(|p| priority(env, &format!("{at}priority"), p))
+            .transpose()?,
+    })
+}
+
+/// A priority as the core's `u32`: a non-negative integer (else
+/// InvalidArgument, as every number); the core checks `1..=MAX_PRIORITY`,
+/// this only refuses what a `u32` cannot hold, with the core's words.
+fn priority(env: &Env, name: &str, value: f64) -> Result<u32> {
+    let p = uint(env, name, value)?;
+    u32::try_from(p).map_err(|_| {
+        invalid_argument(
+            env,
+            format!(
+                "{name} {p} is out of range: 1..={} (0 or none: no priority)",
+                echomq::MAX_PRIORITY
+            ),
+        )
     })
 }
 

@@ -5,7 +5,7 @@
 'use strict'
 const { test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { startRedis, hash, uniqueQueue } = require('./helpers')
+const { startRedis, rawClient, hash, uniqueQueue } = require('./helpers')
 const emq = require('..')
 
 const { ErrorCode } = emq
@@ -237,3 +237,71 @@ for (const [form, enqueue] of Object.entries(FORMS)) {
     await refused(ask('not an id'), ErrorCode.INVALID_ID)
   })
 }
+
+// ---- priority (wire 2.2.0, issue #34) ----
+// The first client on a keyspace fences it at the wire it speaks, and this
+// file's client speaks the default 2.1.0 on db 0: the 2.2.0 client uses db 11.
+const PRIO_DB = '11'
+const MAX_PRIORITY = 1_000_000
+
+async function speaking22() {
+  const c = await emq.connect(`${server.url}${PRIO_DB}`, { wireVersion: 'echomq:2.2.0' })
+  const r = await rawClient(server.port)
+  await r.cmd('SELECT', PRIO_DB)
+  return { c, r, close: async () => (await c.close(), await r.cmd('FLUSHDB'), r.close()) }
+}
+
+test('priority: claimed highest first, waiting in prio scored -priority, per item too', async () => {
+  const { c, r, close } = await speaking22()
+  try {
+    assert.equal(await r.cmd('GET', '{emq}:version'), 'echomq:2.2.0')
+    const q = uniqueQueue('prio')
+    const low = await c.enqueue(q, 'low', { priority: 1 })
+    const high = await c.queue(q).enqueue('high', { priority: MAX_PRIORITY })
+    const none = await c.enqueue(q, 'none')
+    const zero = await c.enqueue(q, 'zero', { priority: 0 })
+    const [nine, plain] = (await c.enqueueMany(q, [{ payload: 'nine', priority: 9 }, 'plain'])).map((v) => v.value)
+    // The wire: prio holds the prioritized ids scored -priority; the rest wait in pending.
+    assert.deepEqual(await r.cmd('ZRANGE', `emq:{${q}}:prio`, 0, -1, 'WITHSCORES'), [
+      high.id, String(-MAX_PRIORITY), nine.id, '-9', low.id, '-1',
+    ])
+    assert.deepEqual(await r.cmd('ZRANGE', `emq:{${q}}:pending`, 0, -1), [none.id, zero.id, plain.id])
+    const field = (id) => r.cmd('HGET', `emq:{${q}}:job:${id}`, 'priority')
+    assert.deepEqual(
+      await Promise.all([high, nine, low, none, zero].map((e) => field(e.id))),
+      ['1000000', '9', '1', null, null]
+    )
+    assert.equal((await c.counts(q)).pending, 6)
+    const claimed = []
+    for (let i = 0; i < 6; i++) claimed.push((await c.claim(q, 30_000)).id)
+    assert.deepEqual(claimed, [high.id, nine.id, low.id, none.id, zero.id, plain.id])
+    assert.equal(await c.claim(q, 30_000), null)
+  } finally {
+    await close()
+  }
+})
+
+test('priority: out of range is EMQ_INVALID_ARGUMENT and writes nothing', async () => {
+  const { c, r, close } = await speaking22()
+  try {
+    const q = uniqueQueue('prio-bad')
+    for (const p of [MAX_PRIORITY + 1, 2 ** 32, -1, 1.5, Number.NaN]) {
+      const why = /priority\b.*(out of range|non-negative integer)/
+      await refused(c.enqueue(q, 'x', { priority: p }), ErrorCode.INVALID_ARGUMENT, why)
+      await refused(c.enqueueMany(q, ['fine', { payload: 'x', priority: p }]), ErrorCode.INVALID_ARGUMENT, /^item 1: /)
+      await refused(c.enqueueMany(q, ['fine', { payload: 'x', priority: p }]), ErrorCode.INVALID_ARGUMENT, why)
+    }
+    assert.deepEqual(await r.cmd('KEYS', `emq:{${q}}:*`), [])
+  } finally {
+    await close()
+  }
+})
+
+test('priority on a 2.1.0 client is EMQ_UNSUPPORTED and writes nothing', async () => {
+  const q = uniqueQueue('prio-old')
+  const before = await keyspace()
+  await refused(client.enqueue(q, 'x', { priority: 5 }), ErrorCode.UNSUPPORTED, /priority/)
+  await refused(client.queue(q).enqueue('x', { priority: 5 }), ErrorCode.UNSUPPORTED)
+  await refused(client.enqueueMany(q, ['fine', { payload: 'x', priority: 5 }]), ErrorCode.UNSUPPORTED)
+  assert.deepEqual(await keyspace(), before)
+})

@@ -110,6 +110,25 @@ impl<'a, 'py> FromPyObject<'a, 'py> for UnixMs {
     }
 }
 
+/// A job priority (wire 2.2.0): a non-negative `int`; `0` is none. The core
+/// checks the range (`1..=MAX_PRIORITY`); this only refuses what its `u32`
+/// cannot hold, with the same `InvalidArgumentError`.
+#[derive(Clone, Copy, Debug)]
+pub struct Priority(pub u32);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Priority {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let p = non_negative(&obj, "a priority")?;
+        u32::try_from(p).map(Priority).map_err(|_| {
+            invalid(format!(
+                "priority {p} is out of range: 1..={} (0 or none: no priority)",
+                echomq::MAX_PRIORITY
+            ))
+        })
+    }
+}
+
 /// `Option<Count>` → `Option<u64>`, and the same for the others.
 pub fn opt<T: Into<u64>>(value: Option<T>) -> Option<u64> {
     value.map(Into::into)

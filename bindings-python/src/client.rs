@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 
 use crate::interp::Detach;
 
-use crate::args::{self, Count, Ms, UnixMs};
+use crate::args::{self, Count, Ms, Priority, UnixMs};
 use pyo3::types::PyList;
 
 use echomq::{blocking, BrowseSet, TimeRange};
@@ -52,6 +52,7 @@ pub fn enqueue_options(
     delay_ms: Option<Ms>,
     dedup_id: Option<String>,
     dedup_ttl_ms: Option<Ms>,
+    priority: Option<Priority>,
 ) -> echomq::EnqueueOptions {
     echomq::EnqueueOptions {
         id,
@@ -59,8 +60,7 @@ pub fn enqueue_options(
         delay_ms: args::opt(delay_ms),
         dedup_id,
         dedup_ttl_ms: args::opt(dedup_ttl_ms),
-        // Priorities (wire 2.2.0, issue #34) are not a Python keyword yet.
-        priority: None,
+        priority: priority.map(|p| p.0),
     }
 }
 

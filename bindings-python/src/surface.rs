@@ -30,7 +30,7 @@ use pyo3::types::{PyBytes, PyList, PyString};
 use pyo3::IntoPyObjectExt;
 
 use crate::aio::{coroutine, future_into_py, future_into_py_direct, NativeAsyncClient};
-use crate::args::{opt, Count, Ms, UnixMs};
+use crate::args::{opt, Count, Ms, Priority, UnixMs};
 use crate::client::{browse_args, enqueue_options, retry_options, Client};
 use crate::errors::err;
 use crate::interp::Detach;
@@ -357,7 +357,9 @@ surface! {
         // ---- produce ----
         /// Enqueue now, or later (``run_at_ms`` or ``delay_ms``, not both), under a
         /// minted id or the given ``id``; or deduplicated by ``dedup_id`` for
-        /// ``dedup_ttl_ms`` (not with the others).
+        /// ``dedup_ttl_ms`` (not with the others). ``priority`` (wire 2.2.0,
+        /// ``1..=1000000``, higher claimed first; ``0``/``None``: none) combines
+        /// with any of them.
         direct fn enqueue(
             payload: Bound<'py, PyAny>,
             id: Option<String>,
@@ -365,15 +367,18 @@ surface! {
             delay_ms: Option<Ms>,
             dedup_id: Option<String>,
             dedup_ttl_ms: Option<Ms>,
+            priority: Option<Priority>,
         )
             sig (payload, *, id=None, run_at_ms=None, delay_ms=None, dedup_id=None,
-                dedup_ttl_ms=None)
+                dedup_ttl_ms=None, priority=None)
             py "payload: _Payload, *, id: Optional[str] = None, \
                 run_at_ms: Optional[_Time] = None, delay_ms: Optional[_Duration] = None, \
-                dedup_id: Optional[str] = None, dedup_ttl_ms: Optional[_Duration] = None" -> "Enqueued"
+                dedup_id: Optional[str] = None, dedup_ttl_ms: Optional[_Duration] = None, \
+                priority: Optional[int] = None" -> "Enqueued"
             prep {
                 let payload = crate::types::payload(&payload)?;
-                let options = enqueue_options(id, run_at_ms, delay_ms, dedup_id, dedup_ttl_ms);
+                let options =
+                    enqueue_options(id, run_at_ms, delay_ms, dedup_id, dedup_ttl_ms, priority);
             }
             call c.enqueue(queue, &payload, options);
             into plain enqueued;

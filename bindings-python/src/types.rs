@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 
-use crate::args::{Ms, UnixMs};
+use crate::args::{Ms, Priority, UnixMs};
 
 // ---- payloads --------------------------------------------------------------
 
@@ -56,7 +56,14 @@ pub fn payload(obj: &Bound<'_, PyAny>) -> PyResult<Payload> {
 }
 
 /// The keys an `enqueue_many` item's options may hold: `enqueue`'s keywords.
-pub const ENQUEUE_OPTIONS: [&str; 5] = ["id", "run_at_ms", "delay_ms", "dedup_id", "dedup_ttl_ms"];
+pub const ENQUEUE_OPTIONS: [&str; 6] = [
+    "id",
+    "run_at_ms",
+    "delay_ms",
+    "dedup_id",
+    "dedup_ttl_ms",
+    "priority",
+];
 
 /// The items of `enqueue_many`: each a payload, or a `(payload, options)`
 /// tuple whose dict holds `enqueue`'s keywords (a `None` value: not given).
@@ -108,6 +115,7 @@ fn enqueue_item(item: &Bound<'_, PyAny>) -> PyResult<(Payload, echomq::EnqueueOp
             "delay_ms" => out.delay_ms = Some(value.extract::<Ms>()?.0),
             "dedup_id" => out.dedup_id = Some(value.extract()?),
             "dedup_ttl_ms" => out.dedup_ttl_ms = Some(value.extract::<Ms>()?.0),
+            "priority" => out.priority = Some(value.extract::<Priority>()?.0),
             other => {
                 return Err(PyTypeError::new_err(format!(
                     "unknown enqueue option {other:?} (one of {})",

@@ -255,3 +255,101 @@ def test_exists_answers_whether_the_row_is_there(target, raw, keys):  # type: ig
     assert target.exists(e.id) is False
     with pytest.raises(echomq.InvalidIdError):
         target.exists("not an id")
+
+
+# ---- priority (wire 2.2.0, issue #34) ---------------------------------------------
+
+# The first client on a keyspace fences it at the wire it speaks, and this
+# session's other tests speak the default 2.1.0 on db 0: the 2.2.0 clients use
+# a database of their own.
+PRIO_DB = 11
+MAX_PRIORITY = 1_000_000
+
+
+@pytest.fixture(scope="module")
+def raw22(redis_url: str) -> Iterator[Any]:
+    import redis
+
+    conn = redis.Redis.from_url(redis_url + str(PRIO_DB))
+    conn.flushdb()
+    yield conn
+    conn.flushdb()
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def client22(redis_url: str, raw22: Any) -> Iterator[echomq.Client]:
+    c = echomq.connect(redis_url + str(PRIO_DB), wire_version="echomq:2.2.0")
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def aclient22(redis_url: str, raw22: Any,
+              loop: asyncio.AbstractEventLoop) -> Iterator[echomq.AsyncClient]:
+    c = loop.run_until_complete(
+        echomq.connect_async(redis_url + str(PRIO_DB), wire_version="echomq:2.2.0"))
+    yield c
+    loop.run_until_complete(c.aclose())
+
+
+@pytest.fixture(params=KINDS)
+def target22(request: Any, client22: echomq.Client, aclient22: echomq.AsyncClient,
+             loop: asyncio.AbstractEventLoop, queue: str) -> Target:
+    return Target(request.param, client22, aclient22, loop, queue)
+
+
+def test_priority_is_claimed_highest_first_and_waits_in_prio(target22, client22, raw22, keys, queue):
+    assert raw22.get("{emq}:version") == b"echomq:2.2.0"
+    low = target22.enqueue(b"low", priority=1)
+    high = target22.enqueue(b"high", priority=MAX_PRIORITY)
+    none = target22.enqueue(b"none")
+    zero = target22.enqueue(b"zero", priority=0)  # 0 is no priority
+    # wire state: the prioritized jobs in prio scored -priority, with the row field
+    prio = f"emq:{{{queue}}}:prio"
+    assert raw22.zrange(prio, 0, -1, withscores=True) == [
+        (high.id.encode(), -float(MAX_PRIORITY)), (low.id.encode(), -1.0)]
+    assert raw22.hget(keys.job(high.id), "priority") == b"1000000"
+    assert raw22.hget(keys.job(low.id), "priority") == b"1"
+    assert raw22.zrange(keys.pending, 0, -1, withscores=True) == [
+        (none.id.encode(), 0.0), (zero.id.encode(), 0.0)]
+    assert not raw22.hexists(keys.job(none.id), "priority")
+    assert not raw22.hexists(keys.job(zero.id), "priority")
+    # the claims: highest first, then lower, then the jobs without, in mint order
+    order = [client22.claim(queue, 30_000) for _ in range(4)]
+    assert [j.id for j in order if j] == [high.id, low.id, none.id, zero.id]
+    assert client22.claim(queue, 30_000) is None
+
+
+def test_priority_per_batch_item(target22, client22, raw22, queue):
+    plain, five, nine = target22.enqueue_many(
+        [b"plain", (b"five", {"priority": 5}), (b"nine", {"priority": 9, "delay_ms": None})])
+    prio = f"emq:{{{queue}}}:prio"
+    assert raw22.zrange(prio, 0, -1, withscores=True) == [
+        (nine.id.encode(), -9.0), (five.id.encode(), -5.0)]
+    claimed = [client22.claim(queue, 30_000) for _ in range(3)]
+    assert [j.id for j in claimed if j] == [nine.id, five.id, plain.id]
+
+
+@pytest.mark.parametrize("priority", [MAX_PRIORITY + 1, 2**32, -1], ids=["max+1", "2**32", "negative"])
+def test_an_out_of_range_priority_is_refused_and_writes_nothing(target22, raw22, queue, priority):
+    with pytest.raises(echomq.InvalidArgumentError):
+        target22.enqueue(b"x", priority=priority)
+    with pytest.raises(echomq.InvalidArgumentError) as info:
+        target22.enqueue_many([b"fine", (b"x", {"priority": priority})])
+    assert "item 1: " in str(info.value)
+    assert raw22.keys(f"emq:{{{queue}}}:*") == []
+
+
+def test_a_priority_that_is_not_an_int_is_a_type_error(target22, raw22, queue):
+    with pytest.raises(TypeError, match="a priority must be an int"):
+        target22.enqueue(b"x", priority="high")
+    assert raw22.keys(f"emq:{{{queue}}}:*") == []
+
+
+def test_priority_on_a_2_1_0_client_is_unsupported_and_writes_nothing(target, raw, queue):
+    with pytest.raises(echomq.UnsupportedError):
+        target.enqueue(b"x", priority=5)
+    with pytest.raises(echomq.UnsupportedError):
+        target.enqueue_many([b"fine", (b"x", {"priority": 5})])
+    assert nothing_written(raw, queue)

@@ -341,8 +341,10 @@ pub unsafe extern "C" fn emq_bundle_mismatches(
 ///
 /// Refused with `EMQ_ERR_INVALID_ARGUMENT` before anything is sent:
 /// `run_at_ms` and `delay_ms` both set; `dedup_id` with `id`, `run_at_ms` or
-/// `delay_ms`; `dedup_ttl_ms` without `dedup_id`. A bad `id` is
-/// `EMQ_ERR_INVALID_ID`.
+/// `delay_ms`; `dedup_ttl_ms` without `dedup_id`; `priority` above
+/// `EMQ_MAX_PRIORITY`. A bad `id` is `EMQ_ERR_INVALID_ID`. A `priority` on a
+/// client not speaking wire 2.2.0 is `EMQ_ERR_UNSUPPORTED`, also before
+/// anything is sent.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct emq_enqueue_options {
@@ -365,7 +367,19 @@ pub struct emq_enqueue_options {
     /// (throttle mode). 0 (default) = held until the job completes, is
     /// removed or goes dead.
     pub dedup_ttl_ms: u64,
+    /// Wire 2.2.0 (else `EMQ_ERR_UNSUPPORTED`): `1..=EMQ_MAX_PRIORITY`, higher
+    /// claimed first, before every job without one; mint order within one
+    /// priority. 0 (default) = none. 64 bits wide though the range fits 32,
+    /// so the struct keeps no tail padding a later field could fall into
+    /// (`sized.rs`); a value above the range (a negative one cast) is
+    /// `EMQ_ERR_INVALID_ARGUMENT`.
+    pub priority: u64,
 }
+
+/// The highest `emq_enqueue_options.priority` (1 is the lowest; wire 2.2.0).
+/// A literal so cbindgen writes it into the header; equal to the core's.
+pub const EMQ_MAX_PRIORITY: u32 = 1_000_000;
+const _: () = assert!(EMQ_MAX_PRIORITY == emq_core::MAX_PRIORITY);
 
 /// Fill `*options` (`size` bytes, normally `sizeof *options`) with the
 /// defaults (all zero / NULL) and record `size`, so a later library knows
@@ -390,6 +404,7 @@ unsafe impl sized::SizedOptions for emq_enqueue_options {
             delay_ms: 0,
             dedup_id: std::ptr::null(),
             dedup_ttl_ms: 0,
+            priority: 0,
         }
     }
     fn set_size(&mut self, size: usize) {
@@ -426,8 +441,16 @@ pub(crate) unsafe fn enqueue_options(
         delay_ms: nonzero(o.delay_ms),
         dedup_id: dedup_id.map(String::from),
         dedup_ttl_ms: nonzero(o.dedup_ttl_ms),
-        // Priorities (wire 2.2.0, issue #34) are not in the C options yet.
-        priority: None,
+        // 0 is none, as for every field; the core checks the range and the
+        // wire version, this only that the value fits the core's `u32`.
+        priority: match o.priority {
+            0 => None,
+            p => Some(u32::try_from(p).map_err(|_| {
+                Fail::invalid_argument(format!(
+                    "{what}.priority {p} is out of range: 1..={EMQ_MAX_PRIORITY} (0: no priority)"
+                ))
+            })?),
+        },
     })
 }
 

@@ -121,8 +121,8 @@ fn struct_layouts_lp64() {
     layout!(emq_connect_options, 80, 8, size => 0, node_id => 8, strict_bundle => 12,
         client_name => 16, connect_timeout_ms => 24, response_timeout_ms => 32, max_payload => 40,
         publish_events => 48, wire_version => 56, wait_replicas => 64, wait_timeout_ms => 72);
-    layout!(emq_enqueue_options, 48, 8, size => 0, id => 8, run_at_ms => 16, delay_ms => 24,
-        dedup_id => 32, dedup_ttl_ms => 40);
+    layout!(emq_enqueue_options, 56, 8, size => 0, id => 8, run_at_ms => 16, delay_ms => 24,
+        dedup_id => 32, dedup_ttl_ms => 40, priority => 48);
     layout!(emq_worker_event, 64, 8, kind => 0, error_status => 4, name => 8, id => 16,
         token => 24, error => 32, retry_in_ms => 40, duration_ms => 48, count => 56);
     layout!(emq_queue_event, 56, 8, queue => 0, event => 8, job => 16, field_names => 24,
@@ -275,6 +275,7 @@ fn enqueue_options_at_the_boundary() {
         o.id = c"JOB0KHTOWnGLuC".as_ptr();
         o.delay_ms = 500;
         o.dedup_ttl_ms = 7;
+        o.priority = 9;
         let core = enqueue_options(&o, "opts").ok().unwrap();
         assert_eq!(
             core,
@@ -282,7 +283,24 @@ fn enqueue_options_at_the_boundary() {
                 .id("JOB0KHTOWnGLuC")
                 .delay_ms(500)
                 .dedup_ttl_ms(7)
+                .priority(9)
         );
+
+        // priority: 0 is none; the range is the core's check (on the verb),
+        // except a value the core's u32 cannot hold (a negative one cast).
+        o.priority = 0;
+        assert_eq!(enqueue_options(&o, "opts").ok().unwrap().priority, None);
+        o.priority = u64::from(EMQ_MAX_PRIORITY) + 1;
+        assert_eq!(
+            enqueue_options(&o, "opts").ok().unwrap().priority,
+            Some(EMQ_MAX_PRIORITY + 1)
+        );
+        o.priority = -1i64 as u64;
+        assert_eq!(
+            status(enqueue_options(&o, "opts")),
+            EMQ_ERR_INVALID_ARGUMENT
+        );
+        o.priority = 9;
 
         // An older, smaller struct (size, id, run_at_ms): the rest are defaults.
         o.size = offset_of!(emq_enqueue_options, delay_ms);
@@ -305,14 +323,14 @@ fn enqueue_options_at_the_boundary() {
         #[repr(C)]
         struct Newer {
             known: emq_enqueue_options,
-            priority: u64,
+            future: u64,
         }
         let mut newer = std::mem::zeroed::<Newer>();
         emq_enqueue_options_init(&mut newer.known, size_of::<Newer>());
         assert_eq!(newer.known.size, size_of::<Newer>());
         let p = |n: &Newer| n as *const Newer as *const emq_enqueue_options;
         assert_eq!(status(enqueue_options(p(&newer), "opts")), EMQ_OK);
-        newer.priority = 3;
+        newer.future = 3;
         assert_eq!(
             status(enqueue_options(p(&newer), "opts")),
             EMQ_ERR_INVALID_ARGUMENT

@@ -216,10 +216,13 @@ class Client:
         delay_ms: Optional[_Duration] = None,
         dedup_id: Optional[str] = None,
         dedup_ttl_ms: Optional[_Duration] = None,
+        priority: Optional[int] = None,
     ) -> Enqueued:
         """Enqueue now, or later (``run_at_ms`` or ``delay_ms``, not both), under a
         minted id or the given ``id``; or deduplicated by ``dedup_id`` for
-        ``dedup_ttl_ms`` (not with the others)."""
+        ``dedup_ttl_ms`` (not with the others). ``priority`` (wire 2.2.0,
+        ``1..=1000000``, higher claimed first; ``0``/``None``: none) combines
+        with any of them."""
     def enqueue_many(
         self,
         queue: str,
@@ -382,10 +385,13 @@ class NativeAsyncClient:
         delay_ms: Optional[_Duration] = None,
         dedup_id: Optional[str] = None,
         dedup_ttl_ms: Optional[_Duration] = None,
+        priority: Optional[int] = None,
     ) -> Enqueued:
         """Enqueue now, or later (``run_at_ms`` or ``delay_ms``, not both), under a
         minted id or the given ``id``; or deduplicated by ``dedup_id`` for
-        ``dedup_ttl_ms`` (not with the others)."""
+        ``dedup_ttl_ms`` (not with the others). ``priority`` (wire 2.2.0,
+        ``1..=1000000``, higher claimed first; ``0``/``None``: none) combines
+        with any of them."""
     async def enqueue_many(
         self,
         queue: str,
@@ -516,10 +522,13 @@ class NativeQueue:
         delay_ms: Optional[_Duration] = None,
         dedup_id: Optional[str] = None,
         dedup_ttl_ms: Optional[_Duration] = None,
+        priority: Optional[int] = None,
     ) -> Enqueued:
         """Enqueue now, or later (``run_at_ms`` or ``delay_ms``, not both), under a
         minted id or the given ``id``; or deduplicated by ``dedup_id`` for
-        ``dedup_ttl_ms`` (not with the others)."""
+        ``dedup_ttl_ms`` (not with the others). ``priority`` (wire 2.2.0,
+        ``1..=1000000``, higher claimed first; ``0``/``None``: none) combines
+        with any of them."""
     def enqueue_many(self, items: Iterable[EnqueueItem]) -> List[Union[Enqueued, EchoMQError]]:
         """Enqueue a batch in one pipeline: each item a payload or ``(payload,
         {enqueue's keywords})``; every item is checked before anything is
@@ -628,10 +637,13 @@ class NativeAsyncQueue:
         delay_ms: Optional[_Duration] = None,
         dedup_id: Optional[str] = None,
         dedup_ttl_ms: Optional[_Duration] = None,
+        priority: Optional[int] = None,
     ) -> Enqueued:
         """Enqueue now, or later (``run_at_ms`` or ``delay_ms``, not both), under a
         minted id or the given ``id``; or deduplicated by ``dedup_id`` for
-        ``dedup_ttl_ms`` (not with the others)."""
+        ``dedup_ttl_ms`` (not with the others). ``priority`` (wire 2.2.0,
+        ``1..=1000000``, higher claimed first; ``0``/``None``: none) combines
+        with any of them."""
     async def enqueue_many(
         self,
         items: Iterable[EnqueueItem],

@@ -38,6 +38,7 @@ class EnqueueOptions(TypedDict, total=False):
     delay_ms: Duration
     dedup_id: str
     dedup_ttl_ms: Duration
+    priority: int
 
 
 EnqueueItem = Union[Payload, Tuple[Payload, EnqueueOptions]]

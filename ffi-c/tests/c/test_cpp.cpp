@@ -817,6 +817,39 @@ static void enqueue_options(const echomq::Client& client) {
     echomq::Enqueued d20 = client.enqueue(q, "c++20", {.delay_ms = 1000});
     CHECK(zscore("schedule", d20.id) > 0);
 #endif
+
+    // priority (wire 2.2.0, issue #34): this client speaks 2.1.0, so UnsupportedError,
+    // nothing written; out of range is InvalidArgumentError.
+    echomq::EnqueueOptions urgent;
+    urgent.priority = 5;
+    CHECK(throws<echomq::UnsupportedError>([&] { client.enqueue(rq, "x", urgent); },
+                                           EMQ_ERR_UNSUPPORTED));
+    CHECK(nothing_in(rq));
+    // A 2.2.0 client on a database of its own (the first client fences a keyspace at its
+    // wire): the higher priority is claimed first, then the lower, then none.
+    std::string url = std::getenv("EMQ_URL");
+    if (url.empty() || url.back() != '/') url += '/';
+    emq_connect_options co = echomq::connect_options();
+    co.wire_version = "echomq:2.2.0";
+    echomq::Client newer = echomq::Client::connect(url + "11", co);
+    const std::string pq = "cpp-prio";
+    echomq::EnqueueOptions low, high;
+    low.priority = 1;
+    high.priority = EMQ_MAX_PRIORITY;
+    echomq::Enqueued l = newer.enqueue(pq, "low", low);
+    echomq::Enqueued h = newer.enqueue(pq, "high", high);
+    echomq::Enqueued n = newer.enqueue(pq, "none");
+    CHECK(redis_out("-n 11 ZSCORE 'emq:{" + pq + "}:prio' " + h.id) == "-1000000");
+    CHECK(redis_out("-n 11 HGET 'emq:{" + pq + "}:job:" + l.id + "' priority") == "1");
+    for (const std::string& want : {h.id, l.id, n.id}) {
+        std::optional<echomq::Job> job = newer.claim(pq, 30000);
+        CHECK(job && job->id() == want);
+    }
+    high.priority = EMQ_MAX_PRIORITY + 1;
+    CHECK(throws<echomq::InvalidArgumentError>([&] { newer.enqueue("cpp-prio-bad", "x", high); },
+                                               EMQ_ERR_INVALID_ARGUMENT));
+    CHECK(redis_out("-n 11 EXISTS 'emq:{cpp-prio-bad}:pending' 'emq:{cpp-prio-bad}:prio'") == "0");
+    redis_out("-n 11 FLUSHDB");
 }
 
 int main() {

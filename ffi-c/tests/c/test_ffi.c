@@ -67,12 +67,13 @@ _Static_assert(sizeof(emq_connect_options) == 80 && offsetof(emq_connect_options
                    offsetof(emq_connect_options, wait_replicas) == 64 &&
                    offsetof(emq_connect_options, wait_timeout_ms) == 72,
                "emq_connect_options");
-_Static_assert(sizeof(emq_enqueue_options) == 48 && offsetof(emq_enqueue_options, size) == 0 &&
+_Static_assert(sizeof(emq_enqueue_options) == 56 && offsetof(emq_enqueue_options, size) == 0 &&
                    offsetof(emq_enqueue_options, id) == 8 &&
                    offsetof(emq_enqueue_options, run_at_ms) == 16 &&
                    offsetof(emq_enqueue_options, delay_ms) == 24 &&
                    offsetof(emq_enqueue_options, dedup_id) == 32 &&
-                   offsetof(emq_enqueue_options, dedup_ttl_ms) == 40,
+                   offsetof(emq_enqueue_options, dedup_ttl_ms) == 40 &&
+                   offsetof(emq_enqueue_options, priority) == 48,
                "emq_enqueue_options");
 _Static_assert(sizeof(emq_worker_event) == 64 && offsetof(emq_worker_event, token) == 24 &&
                    offsetof(emq_worker_event, duration_ms) == 48 && offsetof(emq_worker_event, count) == 56,
@@ -1447,7 +1448,7 @@ static void test_enqueue_with_each_option(void) {
     CHECK(strncmp(r.id, "JOB", 3) == 0 && zscore(q, "pending", r.id) == 0);
     emq_enqueue_options o = enqueue_options();
     CHECK(o.size == sizeof o && o.id == NULL && o.run_at_ms == 0 && o.delay_ms == 0);
-    CHECK(o.dedup_id == NULL && o.dedup_ttl_ms == 0);
+    CHECK(o.dedup_id == NULL && o.dedup_ttl_ms == 0 && o.priority == 0);
     CHECK(ok(emq_enqueue(c, q, LIT("defaults"), &o, &r, &err), err) && !r.duplicate);
     CHECK(zscore(q, "pending", r.id) == 0);
     redis(g_url, line, sizeof line, "HGET 'emq:{%s}:job:%s' payload", q, r.id);
@@ -1570,10 +1571,10 @@ static void test_enqueue_refusals_write_nothing(void) {
     emq_error_free(err);
     zero.size = 3;
     CHECK(emq_enqueue(c, q, LIT("x"), &zero, &r, NULL) == EMQ_ERR_INVALID_ARGUMENT);
-    struct { emq_enqueue_options o; uint64_t priority; } newer;
+    struct { emq_enqueue_options o; uint64_t future; } newer;
     emq_enqueue_options_init(&newer.o, sizeof newer);
-    CHECK(newer.o.size == sizeof newer && newer.priority == 0);
-    newer.priority = 5;
+    CHECK(newer.o.size == sizeof newer && newer.future == 0);
+    newer.future = 5;
     CHECK(emq_enqueue(c, q, LIT("x"), &newer.o, &r, &err) == EMQ_ERR_INVALID_ARGUMENT);
     CHECK(err && strstr(err->message, "does not know") != NULL);
     emq_error_free(err);
@@ -1585,7 +1586,7 @@ static void test_enqueue_refusals_write_nothing(void) {
 
     /* The accepted ones: a newer struct left at zero, and an older, smaller one
      * (size, id, run_at_ms): the fields it lacks keep their defaults. */
-    newer.priority = 0;
+    newer.future = 0;
     CHECK(ok(emq_enqueue(c, q, LIT("newer"), &newer.o, &r, &err), err) && zscore(q, "pending", r.id) == 0);
     CHECK(ok(emq_mint_job_id(-1, &chosen, &err), err));
     emq_enqueue_options older = enqueue_options();
@@ -1686,6 +1687,123 @@ static void test_enqueue_many_with_per_item_options(void) {
     /* Zero items: an empty list. */
     CHECK(ok(emq_enqueue_many(c, rq, NULL, 0, NULL, &el, &err), err) && el && el->len == 0);
     emq_enqueue_list_free(el);
+    emq_client_free(c);
+}
+
+/* ---- priorities (wire 2.2.0, issue #34) ---- */
+
+/* `ZSCORE emq:{q}:<set> id` on `url` as a number; -1 when absent. */
+static double zscore_at(const char *url, const char *q, const char *set, const char *id) {
+    char line[64];
+    redis(url, line, sizeof line, "ZSCORE 'emq:{%s}:%s' %s", q, set, id);
+    return line[0] ? atof(line) : -1;
+}
+
+static long keys_at(const char *url, const char *q) {
+    char line[64];
+    redis(url, line, sizeof line, "EVAL \"return #redis.call('KEYS', ARGV[1])\" 0 'emq:{%s}:*'", q);
+    return atol(line);
+}
+
+/* A client speaking 2.2.0 (on a server of its own: the first client fences the
+ * keyspace at its version) enqueues low, high and none; the claims answer high,
+ * low, none. The job waits in `prio` scored -priority with the row field. */
+static void test_priority_orders_the_claims_on_wire_2_2_0(void) {
+    char url[64], line[128];
+    pid_t server = start_own_server(url, sizeof url);
+    CHECK(server > 0);
+    emq_connect_options co = emq_connect_options_default();
+    co.wire_version = "echomq:2.2.0";
+    emq_client *c = NULL;
+    emq_error *err = NULL;
+    if (!ok(emq_connect(url, &co, &c, &err), err)) {
+        stop_own_server(server);
+        return;
+    }
+    const char *q = "t.prio";
+    emq_enqueued low, high, none;
+    emq_enqueue_options o = enqueue_options();
+    o.priority = 1;
+    CHECK(ok(emq_enqueue(c, q, LIT("low"), &o, &low, &err), err));
+    o.priority = EMQ_MAX_PRIORITY;
+    CHECK(ok(emq_enqueue(c, q, LIT("high"), &o, &high, &err), err));
+    CHECK(ok(emq_enqueue(c, q, LIT("none"), NULL, &none, &err), err));
+    /* Wire state: prio holds the two, scored -priority; none waits in pending. */
+    CHECK(zscore_at(url, q, "prio", low.id) == -1.0);
+    CHECK(zscore_at(url, q, "prio", high.id) == -(double)EMQ_MAX_PRIORITY);
+    CHECK(zscore_at(url, q, "prio", none.id) == -1 && zscore_at(url, q, "pending", none.id) == 0);
+    CHECK(zscore_at(url, q, "pending", high.id) == -1);
+    redis(url, line, sizeof line, "ZRANGE 'emq:{%s}:prio' 0 0", q);
+    CHECK(strcmp(line, high.id) == 0);
+    redis(url, line, sizeof line, "HGET 'emq:{%s}:job:%s' priority", q, high.id);
+    CHECK(strcmp(line, "1000000") == 0);
+    redis(url, line, sizeof line, "HGET 'emq:{%s}:job:%s' priority", q, low.id);
+    CHECK(strcmp(line, "1") == 0);
+    redis(url, line, sizeof line, "HEXISTS 'emq:{%s}:job:%s' priority", q, none.id);
+    CHECK(strcmp(line, "0") == 0);
+    emq_queue_counts counts;
+    CHECK(ok(emq_counts(c, q, &counts, &err), err) && counts.pending == 3);
+    /* The claims: highest first, then the lower one, then the job without. */
+    const char *want[3] = {high.id, low.id, none.id};
+    for (int i = 0; i < 3; i++) {
+        emq_job *job = NULL;
+        CHECK(ok(emq_claim(c, q, 30000, &job, &err), err) && job);
+        if (!job) break;
+        CHECK(strcmp(job->id, want[i]) == 0);
+        emq_job_free(job);
+    }
+
+    /* Per item of a batch too: the item with a priority is claimed first. */
+    emq_enqueue_options p7 = enqueue_options();
+    p7.priority = 7;
+    const emq_enqueue_options *per_item[2] = {NULL, &p7};
+    emq_bytes payloads[2] = {{LIT("plain")}, {LIT("seven")}};
+    emq_enqueue_list *el = NULL;
+    CHECK(ok(emq_enqueue_many(c, q, payloads, 2, per_item, &el, &err), err) && el && el->len == 2);
+    if (el && el->len == 2) {
+        CHECK(zscore_at(url, q, "prio", el->items[1].id) == -7.0);
+        emq_job *job = NULL;
+        CHECK(ok(emq_claim(c, q, 30000, &job, &err), err) && job && strcmp(job->id, el->items[1].id) == 0);
+        emq_job_free(job);
+    }
+    emq_enqueue_list_free(el);
+
+    /* Out of range: EMQ_ERR_INVALID_ARGUMENT before the wire, alone or in a batch. */
+    const char *rq = "t.prio.refused";
+    o = enqueue_options();
+    o.priority = EMQ_MAX_PRIORITY + 1;
+    CHECK(FAILS_WITH(emq_enqueue(c, rq, LIT("x"), &o, NULL, &err), EMQ_ERR_INVALID_ARGUMENT));
+    o.priority = (uint64_t)-1; /* a negative priority, cast */
+    CHECK(FAILS_WITH(emq_enqueue(c, rq, LIT("x"), &o, NULL, &err), EMQ_ERR_INVALID_ARGUMENT));
+    o.priority = EMQ_MAX_PRIORITY + 1;
+    const emq_enqueue_options *bad[2] = {NULL, &o};
+    CHECK(FAILS_WITH(emq_enqueue_many(c, rq, payloads, 2, bad, &el, &err), EMQ_ERR_INVALID_ARGUMENT));
+    CHECK(keys_at(url, rq) == 0);
+    emq_client_free(c);
+    stop_own_server(server);
+}
+
+/* The default wire (2.1.0) has no priorities: EMQ_ERR_UNSUPPORTED, nothing written. */
+static void test_priority_on_wire_2_1_0_is_unsupported(void) {
+    emq_connect_options co = emq_connect_options_default();
+    co.wire_version = "echomq:2.1.0";
+    emq_client *c = NULL;
+    emq_error *err = NULL;
+    CHECK(ok(emq_connect(g_url, &co, &c, &err), err));
+    if (!c) return;
+    const char *q = "t.prio.old";
+    emq_enqueue_options o = enqueue_options();
+    o.priority = 5;
+    CHECK(FAILS_WITH(emq_enqueue(c, q, LIT("x"), &o, NULL, &err), EMQ_ERR_UNSUPPORTED));
+    const emq_enqueue_options *per_item[1] = {&o};
+    emq_bytes one[1] = {{LIT("x")}};
+    emq_enqueue_list *el = NULL;
+    CHECK(FAILS_WITH(emq_enqueue_many(c, q, one, 1, per_item, &el, &err), EMQ_ERR_UNSUPPORTED));
+    CHECK(el == NULL && queue_keys(q) == 0);
+    /* Priority 0 is none: accepted at 2.1.0, into pending. */
+    emq_enqueued r;
+    o.priority = 0;
+    CHECK(ok(emq_enqueue(c, q, LIT("x"), &o, &r, &err), err) && zscore(q, "pending", r.id) == 0);
     emq_client_free(c);
 }
 
@@ -2452,6 +2570,10 @@ int main(int argc, char **argv) {
     run_test("enqueue with each option: wire state (issue #33)", test_enqueue_with_each_option);
     run_test("enqueue refusals and bad C input write nothing", test_enqueue_refusals_write_nothing);
     run_test("enqueue_many: per-item options, verdicts in order, refusals", test_enqueue_many_with_per_item_options);
+    run_test("priority: claimed highest first on wire 2.2.0, refusals (issue #34)",
+             test_priority_orders_the_claims_on_wire_2_2_0);
+    run_test("priority on wire 2.1.0: EMQ_ERR_UNSUPPORTED, nothing written (issue #34)",
+             test_priority_on_wire_2_1_0_is_unsupported);
     run_test("repeat: two pumps racing make one job per slot; cron + tz; bad input",
              test_repeat_two_pumps_one_job_per_slot);
     run_test("limits: EMQ_ERR_RATE_LIMITED from the claim, rate_limit parks the job",
