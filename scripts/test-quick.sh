@@ -9,8 +9,8 @@
 #                             test_ffi.c and test_cpp.cpp once (no valgrind)
 #   Python                    pytest, without the slow files listed below
 #   Node                      node --test, without the slow files listed below
-#   the CLI, the dashboard    cargo test -p echomq-cli; the dashboard's unit tests
-#                             (no Chromium)
+#   the CLI, the dashboard    their unit tests (emq against real servers and the
+#                             browser tests: scripts/test-cli.sh, test-dashboard.sh)
 #   snippets                  every code block of the docs (scripts/test-snippets.sh)
 #
 # Left to the full command (scripts/test.sh): the Valkey pass, fuzz, dist and
@@ -50,7 +50,7 @@ lap "bindings: the release C library, the Node addon, the Python package (increm
 # is installed once, not per run.
 build_native "$(ensure_venv "$CARGO_TARGET_DIR/quick-venv")" >/dev/null
 [ -d bindings-node/node_modules ] || (cd bindings-node && ECHOMQ_SKIP_BUILD=1 npm ci --no-audit --no-fund --loglevel=error)
-PY=$(EMQ_SKIP_EMQ=1 bash scripts/python-env.sh --venv "$CARGO_TARGET_DIR/quick-venv" pytest pytest-timeout redis)
+PY=$(EMQ_SKIP_EMQ=1 bash scripts/python-env.sh --venv "$CARGO_TARGET_DIR/quick-venv" pytest pytest-timeout redis prometheus_client)
 export EMQ_TEST_PYTHON="$PY"
 
 work=$(mktemp -d)
@@ -84,8 +84,10 @@ for f in bindings-node/test/*.test.js; do
 done
 (cd bindings-node && node --test --test-concurrency=1 "${files[@]}")
 
-lap "cli and dashboard: cargo test (no browser)"
-cargo test -q -p echomq-cli
+# emq's integration tests (cli/tests/cli.rs, ~100 s: the binary against real
+# servers) run in scripts/test-cli.sh; here its unit tests and the dashboard's.
+lap "cli and dashboard: unit tests (no browser; emq's integration tests: scripts/test-cli.sh)"
+cargo test -q -p echomq-cli --lib --bins
 cargo test -q -p echomq-dashboard
 
 lap "snippets"
