@@ -2,7 +2,7 @@
 # Every test, from a fresh clone: installs what is missing, then runs the Rust,
 # C, Python and Node suites against real redis-servers it starts and stops.
 #
-#   bash scripts/test.sh            everything (30 min on 2 cores from a fresh clone, 2026-12-08)
+#   bash scripts/test.sh            everything (27 min on 2 cores from a fresh clone, 2026-12-08)
 #   bash scripts/test.sh --quick    the contributor's loop (scripts/test-quick.sh)
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
